@@ -1,0 +1,429 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "mutable_antichain.h"
+#include "rows.h"
+
+#define NIL (-1)
+
+static uint32_t next_prio(tly_ma *m)
+{
+    /* xorshift64*: priorities only need to be independent of the keys. */
+    uint64_t x = m->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    m->rng = x;
+    return (uint32_t)((x * 0x2545F4914F6CDD1DULL) >> 32);
+}
+
+int tly_ma_init(tly_ma *m, size_t k)
+{
+    memset(m, 0, sizeof(*m));
+    m->k = k;
+    m->root = NIL;
+    m->free_head = NIL;
+    m->rng = 0x9E3779B97F4A7C15ULL;
+    return 0;
+}
+
+void tly_ma_free(tly_ma *m)
+{
+    free(m->key);
+    free(m->meet);
+    free(m->count);
+    free(m->left);
+    free(m->right);
+    free(m->prio);
+    free(m->anypos);
+    free(m->front);
+    free(m->chg);
+    free(m->chgd);
+    size_t k = m->k;
+    memset(m, 0, sizeof(*m));
+    m->k = k;
+    m->root = NIL;
+    m->free_head = NIL;
+}
+
+void tly_ma_clear(tly_ma *m)
+{
+    size_t k = m->k;
+    tly_ma_free(m);
+    tly_ma_init(m, k);
+}
+
+static int grow_pool(tly_ma *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 8;
+    size_t k = m->k;
+    if (ncap > (size_t)INT32_MAX) {
+        return -1;
+    }
+    void *p;
+#define GROW(field, type, per)                                         \
+    p = realloc(m->field, ncap * (per) * sizeof(type));                \
+    if (p == NULL) {                                                   \
+        return -1;                                                     \
+    }                                                                  \
+    m->field = p;
+    GROW(key, uint64_t, k)
+    GROW(meet, uint64_t, k)
+    GROW(count, int64_t, 1)
+    GROW(left, int32_t, 1)
+    GROW(right, int32_t, 1)
+    GROW(prio, uint32_t, 1)
+    GROW(anypos, uint8_t, 1)
+#undef GROW
+    m->cap = ncap;
+    return 0;
+}
+
+static int32_t alloc_node(tly_ma *m)
+{
+    if (m->free_head != NIL) {
+        int32_t x = m->free_head;
+        m->free_head = m->left[x];
+        return x;
+    }
+    if (m->high == m->cap && grow_pool(m) != 0) {
+        return NIL;
+    }
+    return (int32_t)m->high++;
+}
+
+static void free_node(tly_ma *m, int32_t x)
+{
+    m->left[x] = m->free_head;
+    m->free_head = x;
+}
+
+/* Recomputes the subtree aggregates of x from its children. */
+static void pull(tly_ma *m, int32_t x)
+{
+    size_t k = m->k;
+    uint64_t *mt = m->meet + (size_t)x * k;
+    int any = 0;
+    if (m->count[x] > 0) {
+        tly_row_copy(mt, m->key + (size_t)x * k, k);
+        any = 1;
+    }
+    int32_t kids[2] = {m->left[x], m->right[x]};
+    for (int s = 0; s < 2; s++) {
+        int32_t c = kids[s];
+        if (c == NIL || !m->anypos[c]) {
+            continue;
+        }
+        const uint64_t *cm = m->meet + (size_t)c * k;
+        if (!any) {
+            tly_row_copy(mt, cm, k);
+            any = 1;
+        } else {
+            for (size_t i = 0; i < k; i++) {
+                if (cm[i] < mt[i]) {
+                    mt[i] = cm[i];
+                }
+            }
+        }
+    }
+    m->anypos[x] = (uint8_t)any;
+}
+
+static int32_t rotate_right(tly_ma *m, int32_t x)
+{
+    int32_t l = m->left[x];
+    m->left[x] = m->right[l];
+    m->right[l] = x;
+    pull(m, x);
+    pull(m, l);
+    return l;
+}
+
+static int32_t rotate_left(tly_ma *m, int32_t x)
+{
+    int32_t r = m->right[x];
+    m->right[x] = m->left[r];
+    m->left[r] = x;
+    pull(m, x);
+    pull(m, r);
+    return r;
+}
+
+static int32_t merge(tly_ma *m, int32_t a, int32_t b)
+{
+    if (a == NIL) {
+        return b;
+    }
+    if (b == NIL) {
+        return a;
+    }
+    if (m->prio[a] > m->prio[b]) {
+        m->right[a] = merge(m, m->right[a], b);
+        pull(m, a);
+        return a;
+    }
+    m->left[b] = merge(m, a, m->left[b]);
+    pull(m, b);
+    return b;
+}
+
+/* Adds d to the count of t below x; *old receives the previous count (0 when
+ * absent); *err is set on OOM, leaving the tree as it was. */
+static int32_t upd(tly_ma *m, int32_t x, const uint64_t *t, int64_t d, int64_t *old, int *err)
+{
+    size_t k = m->k;
+    if (x == NIL) {
+        int32_t n = alloc_node(m);
+        if (n == NIL) {
+            *err = 1;
+            return NIL;
+        }
+        tly_row_copy(m->key + (size_t)n * k, t, k);
+        m->count[n] = d;
+        m->left[n] = NIL;
+        m->right[n] = NIL;
+        m->prio[n] = next_prio(m);
+        pull(m, n);
+        *old = 0;
+        return n;
+    }
+    int c = tly_row_cmp(t, m->key + (size_t)x * k, k);
+    if (c == 0) {
+        *old = m->count[x];
+        m->count[x] += d;
+        if (m->count[x] == 0) {
+            int32_t rest = merge(m, m->left[x], m->right[x]);
+            free_node(m, x);
+            m->size--;
+            return rest;
+        }
+        pull(m, x);
+        return x;
+    }
+    if (c < 0) {
+        int32_t l = upd(m, m->left[x], t, d, old, err);
+        if (*err) {
+            return x;
+        }
+        m->left[x] = l;
+        if (l != NIL && m->prio[l] > m->prio[x]) {
+            return rotate_right(m, x);
+        }
+    } else {
+        int32_t r = upd(m, m->right[x], t, d, old, err);
+        if (*err) {
+            return x;
+        }
+        m->right[x] = r;
+        if (r != NIL && m->prio[r] > m->prio[x]) {
+            return rotate_left(m, x);
+        }
+    }
+    pull(m, x);
+    return x;
+}
+
+static int log_change(tly_ma *m, const uint64_t *t, int64_t d)
+{
+    size_t k = m->k;
+    if (m->clen == m->ccap) {
+        size_t ncap = m->ccap ? m->ccap * 2 : 8;
+        uint64_t *r = realloc(m->chg, ncap * k * sizeof(uint64_t));
+        if (r == NULL) {
+            return -1;
+        }
+        m->chg = r;
+        int64_t *dd = realloc(m->chgd, ncap * sizeof(int64_t));
+        if (dd == NULL) {
+            return -1;
+        }
+        m->chgd = dd;
+        m->ccap = ncap;
+    }
+    tly_row_copy(m->chg + m->clen * k, t, k);
+    m->chgd[m->clen] = d;
+    m->clen++;
+    return 0;
+}
+
+static int reserve_front(tly_ma *m, size_t extra)
+{
+    size_t need = m->flen + extra;
+    if (need <= m->fcap) {
+        return 0;
+    }
+    size_t ncap = m->fcap ? m->fcap : 4;
+    while (ncap < need) {
+        ncap *= 2;
+    }
+    uint64_t *f = realloc(m->front, ncap * m->k * sizeof(uint64_t));
+    if (f == NULL) {
+        return -1;
+    }
+    m->front = f;
+    m->fcap = ncap;
+    return 0;
+}
+
+/* Inserts t into the sorted frontier; the caller has reserved room. */
+static void front_insert(tly_ma *m, const uint64_t *t)
+{
+    size_t k = m->k;
+    size_t pos = m->flen;
+    while (pos > 0 && tly_row_cmp(m->front + (pos - 1) * k, t, k) > 0) {
+        pos--;
+    }
+    memmove(m->front + (pos + 1) * k, m->front + pos * k, (m->flen - pos) * k * sizeof(uint64_t));
+    tly_row_copy(m->front + pos * k, t, k);
+    m->flen++;
+}
+
+/* In-order walk over the positive times after `after` (or all when after is
+ * NULL) that no frontier element is <= to; each one found is minimal and joins
+ * the frontier. Subtrees whose meet is dominated are skipped whole. */
+static int rescan(tly_ma *m, int32_t x, const uint64_t *after)
+{
+    size_t k = m->k;
+    while (x != NIL) {
+        if (!m->anypos[x] || tly_front_le(m->front, m->flen, k, m->meet + (size_t)x * k)) {
+            return 0;
+        }
+        const uint64_t *key = m->key + (size_t)x * k;
+        if (after != NULL && tly_row_cmp(key, after, k) <= 0) {
+            x = m->right[x];
+            continue;
+        }
+        if (rescan(m, m->left[x], after) != 0) {
+            return -1;
+        }
+        if (m->count[x] > 0 && !tly_front_le(m->front, m->flen, k, key)) {
+            if (reserve_front(m, 1) != 0 || log_change(m, key, 1) != 0) {
+                return -1;
+            }
+            front_insert(m, key);
+        }
+        x = m->right[x];
+        after = NULL;
+    }
+    return 0;
+}
+
+int tly_ma_update(tly_ma *m, const uint64_t *t, int64_t diff)
+{
+    if (diff == 0) {
+        return 0;
+    }
+    size_t k = m->k;
+    int64_t old = 0;
+    int err = 0;
+    /* Reserve what the frontier bookkeeping may need before the tree changes. */
+    if (reserve_front(m, 1) != 0) {
+        return -1;
+    }
+    int32_t root = upd(m, m->root, t, diff, &old, &err);
+    if (err) {
+        return -1;
+    }
+    m->root = root;
+    if (old == 0) {
+        m->size++;
+    }
+    int64_t now = old + diff;
+    if (old <= 0 && now > 0) {
+        if (!tly_front_le(m->front, m->flen, k, t)) {
+            /* t is new and minimal: it displaces the elements above it. */
+            size_t w = 0;
+            for (size_t i = 0; i < m->flen; i++) {
+                const uint64_t *f = m->front + i * k;
+                if (tly_row_le(t, f, k)) {
+                    if (log_change(m, f, -1) != 0) {
+                        return -1;
+                    }
+                } else {
+                    if (w != i) {
+                        tly_row_copy(m->front + w * k, f, k);
+                    }
+                    w++;
+                }
+            }
+            m->flen = w;
+            if (log_change(m, t, 1) != 0) {
+                return -1;
+            }
+            front_insert(m, t);
+        }
+    } else if (old > 0 && now <= 0) {
+        for (size_t i = 0; i < m->flen; i++) {
+            if (tly_row_eq(m->front + i * k, t, k)) {
+                memmove(m->front + i * k, m->front + (i + 1) * k,
+                        (m->flen - i - 1) * k * sizeof(uint64_t));
+                m->flen--;
+                if (log_change(m, t, -1) != 0) {
+                    return -1;
+                }
+                /* Only times >= t can have been dominated by t alone, and they
+                 * all sort after t. */
+                return rescan(m, m->root, t);
+            }
+        }
+    }
+    return 0;
+}
+
+int64_t tly_ma_count(const tly_ma *m, const uint64_t *t)
+{
+    size_t k = m->k;
+    int32_t x = m->root;
+    while (x != NIL) {
+        int c = tly_row_cmp(t, m->key + (size_t)x * k, k);
+        if (c == 0) {
+            return m->count[x];
+        }
+        x = c < 0 ? m->left[x] : m->right[x];
+    }
+    return 0;
+}
+
+int tly_ma_less_equal(const tly_ma *m, const uint64_t *t)
+{
+    return tly_front_le(m->front, m->flen, m->k, t);
+}
+
+int tly_ma_less_than(const tly_ma *m, const uint64_t *t)
+{
+    size_t k = m->k;
+    for (size_t i = 0; i < m->flen; i++) {
+        const uint64_t *f = m->front + i * k;
+        if (tly_row_le(f, t, k) && !tly_row_eq(f, t, k)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+size_t tly_ma_compact_changes(tly_ma *m)
+{
+    size_t n = tly_compact(m->chg, m->chgd, m->clen, m->k);
+    if (n != (size_t)-1) {
+        m->clen = n;
+    }
+    return n;
+}
+
+static size_t dump(const tly_ma *m, int32_t x, uint64_t *rows, int64_t *counts, size_t at)
+{
+    size_t k = m->k;
+    while (x != NIL) {
+        at = dump(m, m->left[x], rows, counts, at);
+        tly_row_copy(rows + at * k, m->key + (size_t)x * k, k);
+        counts[at] = m->count[x];
+        at++;
+        x = m->right[x];
+    }
+    return at;
+}
+
+void tly_ma_dump(const tly_ma *m, uint64_t *rows, int64_t *counts)
+{
+    dump(m, m->root, rows, counts, 0);
+}

@@ -1,0 +1,79 @@
+/*
+ * A counted antichain: counts per timestamp, and the frontier of minimal times
+ * whose count is positive.
+ *
+ * Times live in a treap ordered lexicographically (a linear extension of the
+ * product order). Every node carries the coordinate-wise minimum ("meet") of
+ * the positive times in its subtree. When a frontier element stops being
+ * positive, the new minimal elements are found by an in-order walk over the
+ * times lexicographically after it that skips every subtree whose meet is
+ * already dominated by the frontier: for totally ordered times that walk is
+ * one root-to-leaf path, so an update costs O(log n) rather than a rescan of
+ * every outstanding time.
+ *
+ * Frontier changes are appended to a change log (rows + diffs) that the owner
+ * compacts and drains.
+ *
+ * Ownership: the struct owns every buffer it points to; tly_ma_free releases
+ * them. Node indices stay valid across pool growth; pointers do not.
+ */
+#ifndef TIMELY_MUTABLE_ANTICHAIN_H
+#define TIMELY_MUTABLE_ANTICHAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tly_ma {
+    size_t k;              /* arity */
+
+    /* treap pool, struct of arrays indexed by node */
+    uint64_t *key;         /* cap * k */
+    uint64_t *meet;        /* cap * k, valid where anypos */
+    int64_t *count;
+    int32_t *left;
+    int32_t *right;
+    uint32_t *prio;
+    uint8_t *anypos;       /* some positive count in the subtree */
+    size_t cap;
+    size_t high;           /* nodes ever handed out */
+    int32_t free_head;     /* free list threaded through left[] */
+    int32_t root;
+    size_t size;           /* live nodes: times with a non-zero count */
+    uint64_t rng;
+
+    /* frontier, lexicographically sorted */
+    uint64_t *front;       /* fcap * k */
+    size_t flen;
+    size_t fcap;
+
+    /* frontier change log, uncompacted */
+    uint64_t *chg;         /* ccap * k */
+    int64_t *chgd;
+    size_t clen;
+    size_t ccap;
+} tly_ma;
+
+int tly_ma_init(tly_ma *m, size_t k);
+void tly_ma_free(tly_ma *m);
+void tly_ma_clear(tly_ma *m);
+
+/* Adds diff to the count of time t; logs frontier changes. Returns 0, or -1
+ * when memory runs out: the tree is then unchanged if the time could not be
+ * stored, otherwise the frontier or its change log may be incomplete and the
+ * structure must be cleared before further use. */
+int tly_ma_update(tly_ma *m, const uint64_t *t, int64_t diff);
+
+int64_t tly_ma_count(const tly_ma *m, const uint64_t *t);
+
+/* Some frontier element <= t / < t. */
+int tly_ma_less_equal(const tly_ma *m, const uint64_t *t);
+int tly_ma_less_than(const tly_ma *m, const uint64_t *t);
+
+/* Compacts the change log in place; returns its length, or (size_t)-1 on OOM. */
+size_t tly_ma_compact_changes(tly_ma *m);
+
+/* Writes every (time, count) with a non-zero count, in lexicographic order,
+ * into rows (size * k) and counts (size). */
+void tly_ma_dump(const tly_ma *m, uint64_t *rows, int64_t *counts);
+
+#endif

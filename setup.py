@@ -1,0 +1,80 @@
+"""Build of the compiled modules.
+
+Cython directives are set here once. ``TIMELY_DEBUG=1`` builds with bounds
+checks, wraparound checks, C assertions and no optimisation; ``TIMELY_SANITIZE=1``
+adds ``-fsanitize=address,undefined``.
+"""
+
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+DEBUG = os.environ.get("TIMELY_DEBUG", "") not in ("", "0")
+SANITIZE = os.environ.get("TIMELY_SANITIZE", "") not in ("", "0")
+
+directives = {
+    "language_level": 3,
+    "embedsignature": True,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": not DEBUG,
+    "overflowcheck": DEBUG,
+}
+
+compile_args = ["-std=c11"]
+link_args = []
+macros = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+if DEBUG:
+    compile_args += ["-O0", "-g", "-UNDEBUG"]
+    macros.append(("CYTHON_TRACE", "0"))
+else:
+    compile_args += ["-O3"]
+    macros.append(("NDEBUG", "1"))
+if SANITIZE:
+    compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+    link_args += ["-fsanitize=address,undefined"]
+
+SORT = ["csrc/sort_rows.c"]
+MA = ["csrc/mutable_antichain.c"]
+
+modules = {
+    "timely.progress._timestamp": [],
+    "timely.progress._change_batch": SORT,
+    "timely.progress._frontier": SORT + MA,
+    "timely.progress._reachability": SORT + MA,
+    "timely.progress._notificator": SORT,
+}
+
+
+def extension(name, csources):
+    return Extension(
+        name,
+        [name.replace(".", "/") + ".pyx", *csources],
+        include_dirs=["csrc", numpy.get_include()],
+        define_macros=macros,
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+    )
+
+
+class BuildExt(build_ext):
+    """Always rebuilds: a release build must never reuse objects of a debug one."""
+
+    def initialize_options(self):
+        super().initialize_options()
+        self.force = True
+
+
+setup(
+    ext_modules=cythonize(
+        [extension(name, sources) for name, sources in modules.items()],
+        compiler_directives=directives,
+        build_dir="build/cython-debug" if DEBUG else "build/cython",
+        force=True,
+    ),
+    cmdclass={"build_ext": BuildExt},
+)

@@ -1,0 +1,7 @@
+"""Pure-Python oracles for the compiled progress core.
+
+Written for clarity, not speed, and never imported by the package: each module
+models one compiled module of ``timely.progress`` directly from its definition
+(or, for reachability, as a plain port of the Rust crate's algorithm), so the
+property tests in ``tests/progress`` can compare every observable.
+"""

@@ -1,0 +1,41 @@
+"""The one exception hierarchy of timely.
+
+Every error the project raises derives from :class:`TimelyError`; each subclass
+also derives from the builtin exception that fits, so ``except ValueError``
+keeps working for callers that do not know about timely.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TimelyError",
+    "TimestampError",
+    "TimestampTypeError",
+    "SummaryError",
+    "GraphError",
+    "CycleError",
+]
+
+
+class TimelyError(Exception):
+    """Base class of every error raised by timely."""
+
+
+class TimestampError(TimelyError, ValueError):
+    """A timestamp has the wrong arity, or a coordinate outside ``[0, 2**64)``."""
+
+
+class TimestampTypeError(TimelyError, TypeError):
+    """A timestamp is not an int or a tuple of ints."""
+
+
+class SummaryError(TimelyError, ValueError):
+    """A path summary is malformed (wrong arity, negative or oversized increment)."""
+
+
+class GraphError(TimelyError, ValueError):
+    """A dataflow graph description is inconsistent (unknown node or port, ...)."""
+
+
+class CycleError(GraphError):
+    """A cycle in the dataflow graph does not strictly advance timestamps."""

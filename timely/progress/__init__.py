@@ -1,0 +1,33 @@
+"""The compiled progress core of timely dataflow.
+
+Timestamps and path summaries (:mod:`~timely.progress.timestamp`), change
+batches, antichains and counted antichains (:mod:`~timely.progress.frontier`),
+reachability tracking (:mod:`~timely.progress.reachability`) and the core of
+frontier notification (:mod:`~timely.progress.notificator`).
+"""
+
+from timely.progress import change_batch, frontier, notificator, reachability, timestamp
+from timely.progress.change_batch import ChangeBatch
+from timely.progress.frontier import Antichain, MutableAntichain
+from timely.progress.notificator import Notificator
+from timely.progress.reachability import Builder, Source, Target, Tracker
+from timely.progress.timestamp import PathSummary, less_equal, less_than
+
+__all__ = [
+    "Antichain",
+    "Builder",
+    "ChangeBatch",
+    "MutableAntichain",
+    "Notificator",
+    "PathSummary",
+    "Source",
+    "Target",
+    "Tracker",
+    "change_batch",
+    "frontier",
+    "less_equal",
+    "less_than",
+    "notificator",
+    "reachability",
+    "timestamp",
+]

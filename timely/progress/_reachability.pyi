@@ -1,0 +1,76 @@
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple, Union
+
+from timely.progress._frontier import Antichain
+from timely.progress._timestamp import PathSummary, Time
+
+SummaryLike = Union[PathSummary, int, tuple[int, ...]]
+
+class Source(NamedTuple):
+    """An operator output port: (operator index, output port)."""
+    node: int
+    port: int
+
+class Target(NamedTuple):
+    """An operator input port: (operator index, input port)."""
+    node: int
+    port: int
+
+class Builder:
+    """Describes a scope's graph for progress tracking.
+
+    Node 0 stands for the scope itself, seen from inside: its outputs (sources)
+    are the scope's inputs and its inputs (targets) are the scope's outputs.
+
+    ``summary[i][o]`` lists the path summaries from input ``i`` to output ``o``
+    of a node (an Antichain-like iterable of summaries; empty: not connected).
+    """
+
+    def __init__(self, arity: int = 1) -> None: ...
+    @property
+    def arity(self) -> int: ...
+    def add_node(self, index: int, inputs: int, outputs: int,
+                 summary: Sequence[Sequence[Iterable[SummaryLike]]]) -> None: ...
+    def add_edge(self, source: Source | tuple[int, int], target: Target | tuple[int, int]) -> None: ...
+    def is_acyclic(self) -> bool:
+        """No cycle made of zero summaries and edges (every cycle strictly advances)."""
+
+    def build(self) -> tuple[Tracker, list[list[Antichain]]]:
+        """The tracker, and the summaries from each scope input to each scope output.
+
+        Raises ``CycleError`` when a cycle does not strictly advance timestamps and
+        ``GraphError`` for edges or summaries naming unknown nodes or ports.
+        """
+
+class Tracker:
+    """Pointstamp counts per location, and the frontier each location implies.
+
+    ``update_source``/``update_target`` record changes in capability counts;
+    ``propagate_all`` pushes the resulting changes in each location's
+    pointstamp frontier forward along edges and operator summaries, processing
+    changes in time order so that loops terminate.
+    """
+
+    @property
+    def arity(self) -> int: ...
+    @property
+    def nodes(self) -> int: ...
+    def update_source(self, source: Source | tuple[int, int], time: Time, diff: int) -> None: ...
+    def update_target(self, target: Target | tuple[int, int], time: Time, diff: int) -> None: ...
+    def propagate_all(self) -> None: ...
+    def pushed_changes(self) -> list[tuple[Source | Target, Time, int]]:
+        """Drains the changes to each location's implication frontier since the last call,
+        ordered by location (targets before sources, then node, port) and time."""
+
+    def output_changes(self) -> list[list[tuple[Time, int]]]:
+        """Drains, per scope output, the changes to the times that may still reach it."""
+
+    def tracking_anything(self) -> bool:
+        """Some location has a positive pointstamp count."""
+
+    def source_frontier(self, source: Source | tuple[int, int]) -> Antichain: ...
+    def target_frontier(self, target: Target | tuple[int, int]) -> Antichain: ...
+    def source_pointstamps(self, source: Source | tuple[int, int]) -> list[tuple[Time, int]]: ...
+    def target_pointstamps(self, target: Target | tuple[int, int]) -> list[tuple[Time, int]]: ...
+    def shape(self, node: int) -> tuple[int, int]:
+        """(inputs, outputs) of a node."""

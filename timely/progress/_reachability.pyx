@@ -1,0 +1,718 @@
+"""Reachability tracking: pointstamp counts, and the frontiers they imply.
+
+The graph is compiled at ``build`` into flat arrays: for each input port the
+(output port, summary) pairs it connects to inside its operator, for each
+output port the input ports its edges reach, and for each location the
+summaries to the scope's outputs. At run time every location keeps two counted
+antichains (tly_ma): its pointstamps, and the implications pushed to it. Changes
+travel through a binary heap in (time, location) order; no Python object is
+touched between ``propagate_all``'s entry and exit.
+"""
+
+from collections import namedtuple
+
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy
+
+from timely.progress._change_batch cimport ChangeBatch
+from timely.progress._frontier cimport Antichain, antichain_of
+from timely.progress._rows cimport (
+    TLY_MAX_ARITY,
+    tly_ma,
+    tly_ma_compact_changes,
+    tly_ma_dump,
+    tly_ma_free,
+    tly_ma_init,
+    tly_ma_update,
+    tly_row_add,
+    tly_row_cmp,
+    tly_row_is_zero,
+)
+from timely.progress._timestamp cimport fill_row, fill_summary, make_time, settle_arity
+
+from timely.errors import CycleError, GraphError, SummaryError, TimestampError
+
+class Source(namedtuple("Source", ["node", "port"])):
+    """An operator output port: (operator index, output port).
+
+    Equal only to another Source: ``Source(1, 0) != Target(1, 0)``.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return type(other) is Source and tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(("Source", self[0], self[1]))
+
+
+class Target(namedtuple("Target", ["node", "port"])):
+    """An operator input port: (operator index, input port).
+
+    Equal only to another Target: ``Target(1, 0) != Source(1, 0)``.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return type(other) is Target and tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(("Target", self[0], self[1]))
+
+
+cdef tuple _port(object location, str what):
+    try:
+        node, port = location
+    except (TypeError, ValueError):
+        raise GraphError(f"{what} {location!r} is not a (node, port) pair") from None
+    return int(node), int(port)
+
+
+class Builder:
+    """Describes a scope's graph for progress tracking, then compiles it.
+
+    Node 0 stands for the scope itself, seen from inside: its outputs (sources)
+    are the scope's inputs and its inputs (targets) are the scope's outputs.
+    ``summary[i][o]`` lists the path summaries from input ``i`` to output ``o``
+    of a node; an empty list means the input cannot reach that output.
+
+    >>> b = Builder(arity=2)
+    >>> b.add_node(0, 1, 1, [[[]]])
+    >>> b.add_node(1, 2, 1, [[[(0, 0)]], [[(0, 1)]]])   # input 1 is a feedback input
+    >>> b.add_edge((0, 0), (1, 0)); b.add_edge((1, 0), (1, 1)); b.add_edge((1, 0), (0, 0))
+    >>> tracker, summary = b.build()
+    >>> summary
+    [[Antichain([(0, 0)])]]
+    """
+
+    def __init__(self, arity=1):
+        if not 1 <= arity <= TLY_MAX_ARITY:
+            raise TimestampError(f"arity {arity} is outside [1, {TLY_MAX_ARITY}]")
+        self._arity = int(arity)
+        self._shape = {}      # node -> (inputs, outputs)
+        self._summary = {}    # node -> [input][output] -> list of increment tuples
+        self._edges = []      # (source node, port, target node, port)
+
+    @property
+    def arity(self):
+        return self._arity
+
+    def add_node(self, index, inputs, outputs, summary):
+        """Declares operator ``index`` with its ports and input-to-output summaries."""
+        index, inputs, outputs = int(index), int(inputs), int(outputs)
+        if index < 0 or inputs < 0 or outputs < 0:
+            raise GraphError(f"node {index}: index and port counts must be non-negative")
+        if index in self._shape:
+            raise GraphError(f"node {index} was added twice")
+        if len(summary) != inputs:
+            raise GraphError(f"node {index}: summary has {len(summary)} rows for {inputs} inputs")
+        rows = []
+        for i, per_output in enumerate(summary):
+            if len(per_output) != outputs:
+                raise GraphError(
+                    f"node {index}: summary row {i} has {len(per_output)} entries for {outputs} outputs")
+            row = []
+            for o, antichain in enumerate(per_output):
+                minimal = _minimal_summaries(antichain, self._arity)
+                row.append(minimal)
+            rows.append(row)
+        self._shape[index] = (inputs, outputs)
+        self._summary[index] = rows
+
+    def add_edge(self, source, target):
+        """Connects output ``source = (node, port)`` to input ``target = (node, port)``."""
+        sn, sp = _port(source, "source")
+        tn, tp = _port(target, "target")
+        self._edges.append((sn, sp, tn, tp))
+
+    def _check(self):
+        for sn, sp, tn, tp in self._edges:
+            if sn not in self._shape or not 0 <= sp < self._shape[sn][1]:
+                raise GraphError(f"edge from unknown source {Source(sn, sp)}")
+            if tn not in self._shape or not 0 <= tp < self._shape[tn][0]:
+                raise GraphError(f"edge to unknown target {Target(tn, tp)}")
+        if self._shape and 0 not in self._shape:
+            raise GraphError("node 0, the scope boundary, was never added")
+
+    def is_acyclic(self):
+        """No cycle is made of edges and zero summaries alone (every cycle strictly advances)."""
+        self._check()
+        return not self._zero_cycle()
+
+    def _zero_cycle(self):
+        """Locations left on or behind a non-advancing cycle (empty when there is none)."""
+        succ = {}
+        indeg = {}
+        for node, (inputs, outputs) in self._shape.items():
+            for i in range(inputs):
+                indeg.setdefault(Target(node, i), 0)
+                for o in range(outputs):
+                    if any(not any(s) for s in self._summary[node][i][o]):
+                        succ.setdefault(Target(node, i), []).append(Source(node, o))
+            for o in range(outputs):
+                indeg.setdefault(Source(node, o), 0)
+        for sn, sp, tn, tp in self._edges:
+            succ.setdefault(Source(sn, sp), []).append(Target(tn, tp))
+        for targets in succ.values():
+            for t in targets:
+                indeg[t] += 1
+        work = [loc for loc, d in indeg.items() if d == 0]
+        while work:
+            loc = work.pop()
+            del indeg[loc]
+            for nxt in succ.get(loc, ()):
+                indeg[nxt] -= 1
+                if indeg[nxt] == 0:
+                    work.append(nxt)
+        return sorted(indeg)
+
+    def build(self):
+        """Compiles the graph into a :class:`Tracker`.
+
+        Returns ``(tracker, summary)`` where ``summary[i][o]`` is the Antichain of
+        path summaries from scope input ``i`` to scope output ``o``. Raises
+        ``CycleError`` when some cycle does not strictly advance timestamps.
+        """
+        self._check()
+        stuck = self._zero_cycle()
+        if stuck:
+            shown = ", ".join(map(str, stuck[:6])) + (" ..." if len(stuck) > 6 else "")
+            raise CycleError(
+                "the dataflow graph has a cycle whose path summary does not advance "
+                f"timestamps, through {shown}")
+        cdef Tracker tracker = Tracker.__new__(Tracker)
+        tracker._allocate(self)
+        k = self._arity
+        inputs, outputs = self._shape.get(0, (0, 0))
+        summary = []
+        for i in range(outputs):
+            per = []
+            for o in range(inputs):
+                per.append(Antichain(tracker._summaries_to_output(1, 0, i, o), arity=k))
+            summary.append(per)
+        return tracker, summary
+
+
+def _minimal_summaries(antichain, arity):
+    """Validated increments (tuples) of an iterable of summaries, keeping the minimal ones."""
+    cdef uint64_t row[TLY_MAX_ARITY]
+    cdef Py_ssize_t i
+    found = []
+    for s in antichain:
+        fill_summary(s, arity, row)
+        found.append(tuple([row[i] for i in range(arity)]))
+    minimal = []
+    for s in found:
+        if any(all(a <= b for a, b in zip(o, s)) and o != s for o in found):
+            continue
+        if s not in minimal:
+            minimal.append(s)
+    return minimal
+
+
+cdef inline int pour_changes(tly_ma *m) noexcept nogil:
+    """Compacts m's frontier change log; -1 when memory runs out."""
+    if m.clen == 0:
+        return 0
+    if tly_ma_compact_changes(m) == <size_t>-1:
+        return -1
+    return 0
+
+
+cdef class Tracker:
+    """Pointstamp counts per location, and the frontier each location implies.
+
+    ``update_source``/``update_target`` record changes in capability counts at
+    operator outputs and inputs. ``propagate_all`` applies them: each change in
+    a location's pointstamp frontier travels along edges and operator summaries
+    to every location it can reach, in time order so that loops terminate. The
+    frontier of a location is then the set of minimal ``p(t)`` over positive
+    pointstamps ``(l2, t)`` and path summaries ``p`` from ``l2`` to it.
+    """
+
+    cdef Py_ssize_t k
+    cdef Py_ssize_t nnodes
+    cdef size_t T, S
+    cdef int32_t *tbase            # per node: first target id
+    cdef int32_t *sbase            # per node: first source id
+    cdef int32_t *loc_node         # per location id
+    cdef int32_t *loc_port
+    # target id -> (source id, summary) inside its operator
+    cdef int32_t *conn_start
+    cdef int32_t *conn_src
+    cdef uint64_t *conn_sum
+    # source id -> target ids along edges
+    cdef int32_t *edge_start
+    cdef int32_t *edge_tgt
+    # location id -> (scope output, summary)
+    cdef int32_t *osum_start
+    cdef int32_t *osum_port
+    cdef uint64_t *osum_row
+    cdef tly_ma *pointstamps
+    cdef tly_ma *implications
+    cdef ChangeBatch changes       # rows (location, time...)
+    cdef ChangeBatch pushed        # rows (location, time...)
+    cdef ChangeBatch outputs       # rows (scope output, time...)
+    cdef size_t n_outputs
+    cdef int64_t total_counts
+    # worklist: a binary heap of rows (time..., location) with diffs
+    cdef uint64_t *hrows
+    cdef int64_t *hdiff
+    cdef size_t hlen, hcap
+    cdef object shapes
+    cdef object osum_py            # location id -> list of (output, increments)
+
+    def __cinit__(self):
+        self.k = 0
+        self.nnodes = 0
+        self.T = 0
+        self.S = 0
+        self.pointstamps = NULL
+        self.implications = NULL
+
+    def __init__(self):
+        raise TypeError("a Tracker is made by Builder.build()")
+
+    def __dealloc__(self):
+        cdef size_t i
+        if self.pointstamps != NULL:
+            for i in range(self.T + self.S):
+                tly_ma_free(&self.pointstamps[i])
+        if self.implications != NULL:
+            for i in range(self.T + self.S):
+                tly_ma_free(&self.implications[i])
+        free(self.pointstamps)
+        free(self.implications)
+        free(self.tbase)
+        free(self.sbase)
+        free(self.loc_node)
+        free(self.loc_port)
+        free(self.conn_start)
+        free(self.conn_src)
+        free(self.conn_sum)
+        free(self.edge_start)
+        free(self.edge_tgt)
+        free(self.osum_start)
+        free(self.osum_port)
+        free(self.osum_row)
+        free(self.hrows)
+        free(self.hdiff)
+
+    cdef void* _alloc(self, size_t n, size_t size) except NULL:
+        cdef void *p = calloc(n if n else 1, size)
+        if p == NULL:
+            raise MemoryError("Tracker: out of memory")
+        return p
+
+    def _allocate(self, builder):
+        cdef Py_ssize_t k = builder._arity
+        cdef size_t i, j, a, loc, nconn, nedge, nos
+        cdef Py_ssize_t c
+        self.k = k
+        shape = builder._shape
+        self.nnodes = (max(shape) + 1) if shape else 0
+        self.shapes = [shape.get(n, (0, 0)) for n in range(self.nnodes)]
+        self.tbase = <int32_t *>self._alloc(self.nnodes + 1, sizeof(int32_t))
+        self.sbase = <int32_t *>self._alloc(self.nnodes + 1, sizeof(int32_t))
+        T = 0
+        S = 0
+        for n in range(self.nnodes):
+            self.tbase[n] = T
+            self.sbase[n] = S
+            T += self.shapes[n][0]
+            S += self.shapes[n][1]
+        self.tbase[self.nnodes] = T
+        self.sbase[self.nnodes] = S
+        self.T = T
+        self.S = S
+        L = T + S
+        self.loc_node = <int32_t *>self._alloc(L, sizeof(int32_t))
+        self.loc_port = <int32_t *>self._alloc(L, sizeof(int32_t))
+        for n in range(self.nnodes):
+            for p in range(self.shapes[n][0]):
+                self.loc_node[self.tbase[n] + p] = n
+                self.loc_port[self.tbase[n] + p] = p
+            for p in range(self.shapes[n][1]):
+                self.loc_node[T + self.sbase[n] + p] = n
+                self.loc_port[T + self.sbase[n] + p] = p
+
+        # Operator connections, target id -> (source id, summary).
+        conns = [[] for _ in range(T)]
+        for n in range(self.nnodes):
+            if n not in builder._summary:
+                continue
+            for i_, per_output in enumerate(builder._summary[n]):
+                for o_, sums in enumerate(per_output):
+                    for s in sums:
+                        conns[self.tbase[n] + i_].append((self.sbase[n] + o_, s))
+        nconn = sum(len(c_) for c_ in conns)
+        self.conn_start = <int32_t *>self._alloc(T + 1, sizeof(int32_t))
+        self.conn_src = <int32_t *>self._alloc(nconn, sizeof(int32_t))
+        self.conn_sum = <uint64_t *>self._alloc(nconn * k, sizeof(uint64_t))
+        j = 0
+        for t_ in range(T):
+            self.conn_start[t_] = j
+            for src, s in conns[t_]:
+                self.conn_src[j] = src
+                for c in range(k):
+                    self.conn_sum[j * k + c] = s[c]
+                j += 1
+        self.conn_start[T] = j
+
+        # Edges, source id -> target ids.
+        edges = [[] for _ in range(S)]
+        for sn, sp, tn, tp in builder._edges:
+            edges[self.sbase[sn] + sp].append(self.tbase[tn] + tp)
+        nedge = len(builder._edges)
+        self.edge_start = <int32_t *>self._alloc(S + 1, sizeof(int32_t))
+        self.edge_tgt = <int32_t *>self._alloc(nedge, sizeof(int32_t))
+        j = 0
+        for s_ in range(S):
+            self.edge_start[s_] = j
+            for t_ in edges[s_]:
+                self.edge_tgt[j] = t_
+                j += 1
+        self.edge_start[S] = j
+
+        # Summaries from every location to every scope output, walking backwards
+        # from node 0's targets; a summary enters a location's antichain only if
+        # no summary there is <= it, so loops (which strictly advance) end.
+        self.n_outputs = self.shapes[0][0] if self.nnodes else 0
+        osum = [dict() for _ in range(L)]   # location -> output -> minimal summaries
+        preds_of_source = [[] for _ in range(S)]   # source id -> [(target id, summary)]
+        for t_ in range(T):
+            for jj in range(self.conn_start[t_], self.conn_start[t_ + 1]):
+                preds_of_source[self.conn_src[jj]].append(
+                    (t_, tuple([self.conn_sum[jj * k + c] for c in range(k)])))
+        preds_of_target = [[] for _ in range(T)]
+        for s_ in range(S):
+            for t_ in edges[s_]:
+                preds_of_target[t_].append(s_)
+        zero = (0,) * k
+        work = [(self.tbase[0] + o_, o_, zero) for o_ in range(self.n_outputs)] if self.nnodes else []
+        limit = (1 << 64) - 1
+        while work:
+            loc_, out, s = work.pop()
+            have = osum[loc_].setdefault(out, [])
+            if any(all(a <= b for a, b in zip(h, s)) for h in have):
+                continue
+            have[:] = [h for h in have if not all(a <= b for a, b in zip(s, h))]
+            have.append(s)
+            if loc_ < T:
+                for s_ in preds_of_target[loc_]:
+                    work.append((T + s_, out, s))
+            else:
+                for t_, inner in preds_of_source[loc_ - T]:
+                    composed = tuple([a + b for a, b in zip(inner, s)])
+                    if all(v <= limit for v in composed):
+                        work.append((t_, out, composed))
+        self.osum_py = osum
+        nos = sum(len(v) for d in osum for v in d.values())
+        self.osum_start = <int32_t *>self._alloc(L + 1, sizeof(int32_t))
+        self.osum_port = <int32_t *>self._alloc(nos, sizeof(int32_t))
+        self.osum_row = <uint64_t *>self._alloc(nos * k, sizeof(uint64_t))
+        j = 0
+        for loc in range(L):
+            self.osum_start[loc] = j
+            for out in sorted(osum[loc]):
+                for s in sorted(osum[loc][out]):
+                    self.osum_port[j] = out
+                    for c in range(k):
+                        self.osum_row[j * k + c] = s[c]
+                    j += 1
+        self.osum_start[L] = j
+
+        self.pointstamps = <tly_ma *>self._alloc(L, sizeof(tly_ma))
+        self.implications = <tly_ma *>self._alloc(L, sizeof(tly_ma))
+        for loc in range(L):
+            tly_ma_init(&self.pointstamps[loc], k)
+            tly_ma_init(&self.implications[loc], k)
+        self.changes = ChangeBatch(arity=k + 1)
+        self.pushed = ChangeBatch(arity=k + 1)
+        self.outputs = ChangeBatch(arity=k + 1)
+        self.total_counts = 0
+        self.hlen = 0
+        self.hcap = 0
+        self.hrows = NULL
+        self.hdiff = NULL
+
+    def _summaries_to_output(self, bint source, node, port, output):
+        cdef size_t loc = (self.T + self.sbase[node] + port) if source else (self.tbase[node] + port)
+        return list(self.osum_py[loc].get(output, ()))
+
+    # -- worklist ---------------------------------------------------------
+
+    cdef int heap_push(self, const uint64_t *time, size_t loc, int64_t diff) noexcept nogil:
+        cdef size_t w = self.k + 1
+        cdef size_t i, parent, ncap
+        cdef void *p
+        if self.hlen == self.hcap:
+            ncap = self.hcap * 2 if self.hcap else 64
+            p = realloc(self.hrows, ncap * w * sizeof(uint64_t))
+            if p == NULL:
+                return -1
+            self.hrows = <uint64_t *>p
+            p = realloc(self.hdiff, ncap * sizeof(int64_t))
+            if p == NULL:
+                return -1
+            self.hdiff = <int64_t *>p
+            self.hcap = ncap
+        i = self.hlen
+        self.hlen += 1
+        memcpy(&self.hrows[i * w], time, self.k * sizeof(uint64_t))
+        self.hrows[i * w + self.k] = loc
+        self.hdiff[i] = diff
+        self.sift_up(i)
+        return 0
+
+    cdef void swap(self, size_t a, size_t b) noexcept nogil:
+        cdef size_t w = self.k + 1
+        cdef size_t c
+        cdef uint64_t tmp
+        cdef int64_t d
+        for c in range(w):
+            tmp = self.hrows[a * w + c]
+            self.hrows[a * w + c] = self.hrows[b * w + c]
+            self.hrows[b * w + c] = tmp
+        d = self.hdiff[a]
+        self.hdiff[a] = self.hdiff[b]
+        self.hdiff[b] = d
+
+    cdef void sift_up(self, size_t i) noexcept nogil:
+        cdef size_t w = self.k + 1
+        cdef size_t parent
+        while i > 0:
+            parent = (i - 1) // 2
+            if tly_row_cmp(&self.hrows[i * w], &self.hrows[parent * w], w) >= 0:
+                break
+            self.swap(i, parent)
+            i = parent
+
+    cdef void heap_pop(self) noexcept nogil:
+        """Removes the least entry (the caller has read it)."""
+        cdef size_t w = self.k + 1
+        cdef size_t i = 0, l, r, m
+        self.hlen -= 1
+        if self.hlen == 0:
+            return
+        memcpy(&self.hrows[0], &self.hrows[self.hlen * w], w * sizeof(uint64_t))
+        self.hdiff[0] = self.hdiff[self.hlen]
+        while True:
+            l = 2 * i + 1
+            r = l + 1
+            m = i
+            if l < self.hlen and tly_row_cmp(&self.hrows[l * w], &self.hrows[m * w], w) < 0:
+                m = l
+            if r < self.hlen and tly_row_cmp(&self.hrows[r * w], &self.hrows[m * w], w) < 0:
+                m = r
+            if m == i:
+                break
+            self.swap(i, m)
+            i = m
+
+    # -- updates ----------------------------------------------------------
+
+    cdef size_t source_id(self, object source) except? 0:
+        node, port = _port(source, "source")
+        if not 0 <= node < self.nnodes or not 0 <= port < self.shapes[node][1]:
+            raise GraphError(f"unknown source {Source(node, port)}")
+        return self.T + self.sbase[node] + port
+
+    cdef size_t target_id(self, object target) except? 0:
+        node, port = _port(target, "target")
+        if not 0 <= node < self.nnodes or not 0 <= port < self.shapes[node][0]:
+            raise GraphError(f"unknown target {Target(node, port)}")
+        return self.tbase[node] + port
+
+    cdef int push_change(self, size_t loc, object time, int64_t diff) except -1:
+        cdef uint64_t row[TLY_MAX_ARITY + 1]
+        settle_arity(self.k, time)
+        row[0] = loc
+        fill_row(time, self.k, &row[1])
+        self.changes.push_row(row, diff)
+        return 0
+
+    @property
+    def arity(self):
+        return self.k
+
+    @property
+    def nodes(self):
+        return self.nnodes
+
+    def shape(self, node):
+        """``(inputs, outputs)`` of a node."""
+        return tuple(self.shapes[node])
+
+    def update_source(self, source, time, diff):
+        """Adds ``diff`` to the pointstamp count of ``time`` at an output port."""
+        self.push_change(self.source_id(source), time, diff)
+
+    def update_target(self, target, time, diff):
+        """Adds ``diff`` to the pointstamp count of ``time`` at an input port."""
+        self.push_change(self.target_id(target), time, diff)
+
+    def propagate_all(self):
+        """Applies the recorded changes and propagates their consequences."""
+        cdef int rc
+        self.changes.compact_now()
+        with nogil:
+            rc = self._propagate()
+        if rc != 0:
+            raise MemoryError("Tracker: out of memory during propagation")
+
+    cdef int _propagate(self) noexcept nogil:
+        cdef size_t k = self.k
+        cdef size_t w = k + 1
+        cdef size_t i, j, c, n = self.changes.len, loc, start
+        cdef uint64_t *rows = self.changes.rows
+        cdef int64_t *diffs = self.changes.diffs
+        cdef tly_ma *m
+        cdef uint64_t time[TLY_MAX_ARITY]
+        cdef uint64_t out[TLY_MAX_ARITY + 1]
+        cdef int64_t diff
+        cdef const uint64_t *ct
+        cdef int64_t cd
+
+        # Step 1: pointstamp changes, grouped by location; only changes to a
+        # location's pointstamp frontier travel further.
+        i = 0
+        while i < n:
+            loc = rows[i * w]
+            m = &self.pointstamps[loc]
+            start = i
+            while i < n and rows[i * w] == loc:
+                if tly_ma_update(m, &rows[i * w + 1], diffs[i]) != 0:
+                    return -1
+                i += 1
+            if pour_changes(m) != 0:
+                return -1
+            for j in range(m.clen):
+                ct = &m.chg[j * k]
+                cd = m.chgd[j]
+                self.total_counts += cd
+                for c in range(<size_t>self.osum_start[loc], <size_t>self.osum_start[loc + 1]):
+                    if tly_row_add(ct, &self.osum_row[c * k], &out[1], k):
+                        out[0] = self.osum_port[c]
+                        if self.outputs.push_raw(out, cd) != 0:
+                            return -1
+                if self.heap_push(ct, loc, cd) != 0:
+                    return -1
+            m.clen = 0
+        self.changes.len = 0
+        self.changes.clean = 0
+
+        # Step 2: the worklist, in (time, location) order.
+        while self.hlen > 0:
+            memcpy(time, self.hrows, k * sizeof(uint64_t))
+            loc = self.hrows[k]
+            diff = self.hdiff[0]
+            self.heap_pop()
+            while self.hlen > 0 and self.hrows[k] == loc and tly_row_cmp(self.hrows, time, k) == 0:
+                diff += self.hdiff[0]
+                self.heap_pop()
+            if diff == 0:
+                continue
+            m = &self.implications[loc]
+            if tly_ma_update(m, time, diff) != 0 or pour_changes(m) != 0:
+                return -1
+            for j in range(m.clen):
+                ct = &m.chg[j * k]
+                cd = m.chgd[j]
+                if loc < self.T:
+                    for c in range(<size_t>self.conn_start[loc], <size_t>self.conn_start[loc + 1]):
+                        if tly_row_add(ct, &self.conn_sum[c * k], &out[1], k):
+                            if self.heap_push(&out[1], self.T + self.conn_src[c], cd) != 0:
+                                return -1
+                else:
+                    for c in range(<size_t>self.edge_start[loc - self.T],
+                                   <size_t>self.edge_start[loc - self.T + 1]):
+                        if self.heap_push(ct, self.edge_tgt[c], cd) != 0:
+                            return -1
+                out[0] = loc
+                memcpy(&out[1], ct, k * sizeof(uint64_t))
+                if self.pushed.push_raw(out, cd) != 0:
+                    return -1
+            m.clen = 0
+        return 0
+
+    cdef object location(self, size_t loc):
+        if loc < self.T:
+            return Target(self.loc_node[loc], self.loc_port[loc])
+        return Source(self.loc_node[loc], self.loc_port[loc])
+
+    def pushed_changes(self):
+        """Drains the changes to each location's frontier since the last call.
+
+        A list of ``(Target | Source, time, diff)`` ordered by location (targets
+        before sources, then node and port) and time.
+        """
+        cdef size_t i, w = self.k + 1
+        self.pushed.compact_now()
+        out = [(self.location(self.pushed.rows[i * w]), make_time(&self.pushed.rows[i * w + 1], self.k),
+                self.pushed.diffs[i]) for i in range(self.pushed.len)]
+        self.pushed.len = 0
+        self.pushed.clean = 0
+        return out
+
+    def output_changes(self):
+        """Drains, per scope output, the changes to the times that may still reach it."""
+        cdef size_t i, w = self.k + 1
+        self.outputs.compact_now()
+        result = [[] for _ in range(self.n_outputs)]
+        for i in range(self.outputs.len):
+            result[self.outputs.rows[i * w]].append(
+                (make_time(&self.outputs.rows[i * w + 1], self.k), self.outputs.diffs[i]))
+        self.outputs.len = 0
+        self.outputs.clean = 0
+        return result
+
+    def tracking_anything(self):
+        """Unapplied changes remain, or some location has a positive pointstamp count."""
+        return not self.changes.is_empty() or self.total_counts > 0
+
+    def source_frontier(self, source):
+        """The frontier implied at an output port."""
+        cdef size_t loc = self.source_id(source)
+        return antichain_of(self.implications[loc].front, self.implications[loc].flen, self.k)
+
+    def target_frontier(self, target):
+        """The frontier implied at an input port."""
+        cdef size_t loc = self.target_id(target)
+        return antichain_of(self.implications[loc].front, self.implications[loc].flen, self.k)
+
+    cdef list dump(self, tly_ma *m):
+        cdef size_t i, n = m.size
+        cdef uint64_t *rows
+        cdef int64_t *counts
+        if n == 0:
+            return []
+        rows = <uint64_t *>malloc(n * self.k * sizeof(uint64_t))
+        counts = <int64_t *>malloc(n * sizeof(int64_t))
+        if rows == NULL or counts == NULL:
+            free(rows)
+            free(counts)
+            raise MemoryError("Tracker: out of memory")
+        try:
+            tly_ma_dump(m, rows, counts)
+            return [(make_time(&rows[i * self.k], self.k), counts[i]) for i in range(n)]
+        finally:
+            free(rows)
+            free(counts)
+
+    def source_pointstamps(self, source):
+        """Accumulated pointstamp counts at an output port (non-zero ones, in time order)."""
+        return self.dump(&self.pointstamps[self.source_id(source)])
+
+    def target_pointstamps(self, target):
+        """Accumulated pointstamp counts at an input port (non-zero ones, in time order)."""
+        return self.dump(&self.pointstamps[self.target_id(target)])

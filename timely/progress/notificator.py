@@ -1,0 +1,5 @@
+"""The core of frontier notification: requested times released in time order."""
+
+from timely.progress._notificator import Notificator
+
+__all__ = ["Notificator"]
