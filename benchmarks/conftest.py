@@ -12,6 +12,7 @@ end. Without ``--benchmark-only`` (the project's ``addopts`` say
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ import pytest
 # The suites and report.py share harness.py, whatever pytest's import mode.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import harness  # noqa: E402
+import harness
 
 _results = harness.Results()
 
@@ -42,8 +43,15 @@ def run_case(benchmark):
             pytest.skip(str(exc))
         benchmark.group = case.group
         if impl == harness.COMPILED:
-            case.check(fn())  # no figure before the answer is right
-            result = benchmark(fn)
+            start = time.perf_counter()
+            first = fn()
+            elapsed = time.perf_counter() - start
+            case.check(first)  # no figure before the answer is right
+            rounds = harness.fixed_rounds(elapsed)
+            if rounds is None:
+                result = benchmark(fn)
+            else:
+                result = benchmark.pedantic(fn, rounds=rounds, iterations=1)
         else:
             result = benchmark.pedantic(fn, rounds=case.oracle_rounds, iterations=1)
         try:
@@ -60,17 +68,19 @@ def run_case(benchmark):
                 impl=harness.LABELS[harness.ORACLE],
                 per_op=f"{harness.format_seconds(best / case.ops)}/{case.op}",
                 rounds=case.oracle_rounds,
+                **harness.growth_info(_results, case, impl),
             )
             return
         oracle = _results.get(case, harness.ORACLE)
         if oracle is None and case.oracle_rounds:
             # The oracle row was deselected (-k): time the oracle here, still checked.
-            timing = harness.measure(case.make(harness.Impl(harness.ORACLE)),
-                                     rounds=case.oracle_rounds)
-            case.check(timing.result)
+            timing = harness.measure(
+                case.make(harness.Impl(harness.ORACLE)), case.check, rounds=case.oracle_rounds
+            )
             oracle = timing.best
             _results.add(case, harness.ORACLE, oracle)
         benchmark.extra_info.update(harness.ratio_info(case, best, oracle))
+        benchmark.extra_info.update(harness.growth_info(_results, case, impl))
 
     return run
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import itertools
 import math
 import sys
 import time
@@ -98,7 +99,9 @@ class Impl:
             module = importlib.import_module(module_name)
             value = getattr(module, attr)
         except (ImportError, AttributeError) as exc:
-            raise Unavailable(f"{self.name}: {module_name}.{attr} is not available ({exc})") from exc
+            raise Unavailable(
+                f"{self.name}: {module_name}.{attr} is not available ({exc})"
+            ) from exc
         setattr(self, attr, value)
         return value
 
@@ -129,6 +132,7 @@ class Case:
     oracle_rounds: int = 0  # 0: the oracle is not run at this size
     note: str = ""
     scaling: str = ""  # cases sharing this label form a growth curve over ``size``
+    curve: tuple[str, ...] = IMPLS  # the implementations whose times join that curve
 
     @property
     def group(self) -> str:
@@ -153,6 +157,20 @@ def params(cases: Iterable[Case]) -> list[object]:
 # ---------------------------------------------------------------------------
 
 
+SLOW_CALL = 0.2  # seconds; slower compiled calls get a fixed, small number of rounds
+
+
+def fixed_rounds(first_call: float, budget: float = 3.0, most: int = 5) -> int | None:
+    """None (let the timer calibrate) for a fast call; else the rounds that fit ``budget``.
+
+    Keeps a compiled case that turns out slow (a quadratic path, say) from
+    eating the run's time: at least 1 round, at most ``most``.
+    """
+    if first_call < SLOW_CALL:
+        return None
+    return max(1, min(most, int(budget / first_call)))
+
+
 @dataclass
 class Timing:
     best: float  # seconds per call, the least over the rounds
@@ -160,20 +178,31 @@ class Timing:
     result: object = field(repr=False, default=None)
 
 
-def measure(fn: Callable[[], object], *, rounds: int | None = None,
-            min_rounds: int = 5, max_time: float = 1.0) -> Timing:
-    """Calls ``fn`` ``rounds`` times, or at least ``min_rounds`` times and until
-    ``max_time`` seconds have passed; the best time, as pytest-benchmark's ``Min``.
+def measure(
+    fn: Callable[[], object],
+    check: Callable[[object], None],
+    *,
+    rounds: int | None = None,
+    min_rounds: int = 5,
+    max_time: float = 1.0,
+) -> Timing:
+    """The best time of ``fn`` over ``rounds`` calls, or (``rounds=None``) over at
+    least ``min_rounds`` calls and ``max_time`` seconds, as pytest-benchmark's
+    ``Min``; a first call slower than ``SLOW_CALL`` fixes the rounds instead.
 
-    Calls shorter than ~1 ms are timed in batches so the timer's resolution and
-    the loop do not count.
+    ``check`` sees the first and the last result and raises on a wrong one, so
+    no time is returned for a wrong answer. Calls shorter than ~1 ms are timed
+    in batches, so that neither the timer's resolution nor the loop counts.
     """
     gc.collect()
     start = time.perf_counter()
     result = fn()
     first = time.perf_counter() - start
+    check(result)
+    if rounds is None:
+        rounds = fixed_rounds(first)
     batch = 1 if rounds else max(1, int(1e-3 / max(first, 1e-9)))
-    best = first if batch == 1 else math.inf
+    best = first
     done = 1
     spent = first
     while True:
@@ -189,6 +218,7 @@ def measure(fn: Callable[[], object], *, rounds: int | None = None,
         best = min(best, elapsed / batch)
         spent += elapsed
         done += 1
+    check(result)
     return Timing(best=best, rounds=done, result=result)
 
 
@@ -308,7 +338,7 @@ def comparison_table(results: Results) -> str:
 def growth(sizes_times: Sequence[tuple[int, float]]) -> list[tuple[int, int, float, float]]:
     """For consecutive sizes: (n1, n2, t2/t1, k) with t ~ n^k between them."""
     out = []
-    for (n1, t1), (n2, t2) in zip(sizes_times, sizes_times[1:]):
+    for (n1, t1), (n2, t2) in itertools.pairwise(sizes_times):
         ratio = t2 / t1
         out.append((n1, n2, ratio, math.log(ratio) / math.log(n2 / n1)))
     return out
@@ -324,30 +354,55 @@ def _shape_of(exponent: float) -> str:
     return "≈ n^3 or worse"
 
 
+def _curves(results: Results) -> dict[tuple[str, str], list[tuple[int, float]]]:
+    curves: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for case in results.cases():
+        if not case.scaling:
+            continue
+        for impl in case.curve:
+            best = results.get(case, impl)
+            if best is not None:
+                curves.setdefault((case.scaling, impl), []).append((case.size, best))
+    return {key: sorted(points) for key, points in curves.items()}
+
+
+def growth_info(results: Results, case: Case, impl: str) -> dict[str, object]:
+    """``extra_info`` on a curve's point: the growth from the previous size measured."""
+    if not case.scaling or impl not in case.curve:
+        return {}
+    points = _curves(results).get((case.scaling, impl), [])
+    smaller = [(n, t) for n, t in points if n < case.size]
+    best = results.get(case, impl)
+    if not smaller or best is None:
+        return {}
+    n1, t1 = smaller[-1]
+    ratio = best / t1
+    return {
+        "growth": f"x{ratio:.1f} from n={size_label(n1)}",
+        "growth_nlogn_predicts": round(case.size / n1 * math.log(case.size) / math.log(n1), 1),
+        "growth_n2_predicts": round((case.size / n1) ** 2, 1),
+        "growth_exponent_k": round(math.log(ratio) / math.log(case.size / n1), 2),
+    }
+
+
 def scaling_table(results: Results) -> str:
     """Total time growth with n, for every curve (``Case.scaling``) and implementation.
 
     From n1 to n2 = 10 n1, n log n predicts a ratio of 10 log(n2)/log(n1) (12.5 from
     10^4 to 10^5) and n^2 predicts 100; ``k`` is the exponent in t ~ n^k.
     """
-    curves: dict[tuple[str, str], list[tuple[int, float]]] = {}
-    for case in results.cases():
-        if not case.scaling:
-            continue
-        for impl in IMPLS:
-            best = results.get(case, impl)
-            if best is not None:
-                curves.setdefault((case.scaling, impl), []).append((case.size, best))
+    curves = _curves(results)
     if not curves:
         return ""
-    lines = [
+    header = (
         "| workload | impl | n1 → n2 | t(n1) | t(n2) | t(n2)/t(n1) | n log n predicts "
-        "| n^2 predicts | k (t ~ n^k) | shape |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
+        "| n^2 predicts | k (t ~ n^k) | shape |"
+    )
+    lines = [header, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    extrapolated = []
     for (label, impl), points in curves.items():
-        points = sorted(points)
         times = dict(points)
+        k = 0.0
         for n1, n2, ratio, k in growth(points):
             nlogn = (n2 / n1) * math.log(n2) / math.log(n1)
             lines.append(
@@ -355,6 +410,19 @@ def scaling_table(results: Results) -> str:
                 f"| {format_seconds(times[n1])} | {format_seconds(times[n2])} | {ratio:.1f}x "
                 f"| {nlogn:.1f}x | {(n2 / n1) ** 2:.0f}x | {k:.2f} | {_shape_of(k)} |"
             )
+        other = curves.get((label, COMPILED if impl == ORACLE else ORACLE), [])
+        n_max, t_max = points[-1]
+        beyond = [n for n, _ in other if n > n_max]
+        if impl == ORACLE and beyond and len(points) > 1:
+            n = beyond[0]
+            guess = t_max * (n / n_max) ** k
+            extrapolated.append(
+                f"- {label}: the oracle at n={size_label(n)} would take about "
+                f"{format_seconds(guess)} per call (extrapolated with k={k:.2f}; not run)"
+            )
+    if extrapolated:
+        lines.append("")
+        lines.extend(extrapolated)
     return "\n".join(lines)
 
 

@@ -1,13 +1,14 @@
 """ChangeBatch: compacting 10^6 updates, compiled vs the oracle.
 
-Input (fixed seed): 10^6 updates whose times are drawn uniformly from 10^4
-distinct random times and whose diffs are +1 or -1. Arity 1: times are uint64
-values over all of [0, 2^64); arity 2: pairs of values in [0, 2^32). Answer:
-the compacted updates (time order, zero sums dropped), checked against numpy
-(sort + ``add.reduceat``) before any figure.
+Input (fixed seed): 10^6 updates whose diffs are +1 or -1 and whose times are
+drawn uniformly from 10^4 distinct values: ``0 .. 9999`` at arity 1, the pairs
+``(v // 100, v % 100)`` of the same draws at arity 2. One more arity-1 input,
+``wide``, draws from 10^4 random values spread over all of [0, 2^64), the worst
+case for a radix sort over the time's bytes. Answer: the compacted updates (time
+order, zero sums dropped), checked against numpy (sort + ``add.reduceat``)
+before any figure.
 
-Three paths, each at arity 1 and 2, each timed from an empty batch to the
-drained answer:
+Paths, each timed from an empty batch to the drained answer:
 
 - ``update``: ``update(time, diff)`` once per update from a Python loop, then
   ``drain()``. The loop and the call cost the same on both sides, so this path
@@ -39,29 +40,27 @@ SUITE = "ChangeBatch"
 class Workload:
     """The updates as arrays and as Python objects, and the expected answer."""
 
-    def __init__(self, arity: int) -> None:
-        rng = np.random.default_rng(SEED + arity)
+    def __init__(self, arity: int, wide: bool = False) -> None:
+        rng = np.random.default_rng(SEED)
         self.arity = arity
-        vocab = _distinct_times(rng, arity)
-        idx = rng.integers(0, N_TIMES, N_UPDATES)
-        self.times = np.ascontiguousarray(vocab[idx])
+        draws = rng.integers(0, N_TIMES, N_UPDATES)
         self.diffs = rng.choice(np.array([-1, 1], dtype=np.int64), N_UPDATES)
+        if wide:
+            values = np.unique(rng.integers(0, 2**64, 2 * N_TIMES, dtype=np.uint64, endpoint=False))
+            vocab = rng.permutation(values)[:N_TIMES]
+        elif arity == 1:
+            vocab = np.arange(N_TIMES, dtype=np.uint64)
+        else:
+            v = np.arange(N_TIMES, dtype=np.uint64)
+            vocab = np.stack([v // 100, v % 100], axis=1)
+        self.times = np.ascontiguousarray(vocab[draws])
         # Python objects for the update() loop; the 10^4 time objects are shared,
         # as they would be in a program that keeps its timestamps.
         vocab_objects = _objects(vocab)
-        self.time_objects = [vocab_objects[i] for i in idx.tolist()]
+        self.time_objects = [vocab_objects[i] for i in draws.tolist()]
         self.diff_objects = self.diffs.tolist()
         self.expected_times, self.expected_diffs = _compact(self.times, self.diffs)
         self.expected = list(zip(_objects(self.expected_times), self.expected_diffs.tolist()))
-
-
-def _distinct_times(rng: np.random.Generator, arity: int) -> np.ndarray:
-    if arity == 1:
-        drawn = np.unique(rng.integers(0, 2**64, 2 * N_TIMES, dtype=np.uint64, endpoint=False))
-    else:
-        drawn = np.unique(rng.integers(0, 2**32, (2 * N_TIMES, arity), dtype=np.uint64), axis=0)
-    assert len(drawn) >= N_TIMES
-    return rng.permutation(drawn)[:N_TIMES]
 
 
 def _objects(times: np.ndarray) -> list[object]:
@@ -87,20 +86,20 @@ def _compact(times: np.ndarray, diffs: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 @functools.cache
-def workload(arity: int) -> Workload:
-    return Workload(arity)
+def workload(arity: int, wide: bool = False) -> Workload:
+    return Workload(arity, wide)
 
 
-def _check_list(what: str, arity: int):
+def _check_list(what: str, arity: int, wide: bool):
     def check(result: object) -> None:
-        harness.expect_equal(what, result, workload(arity).expected)  # type: ignore[arg-type]
+        harness.expect_equal(what, result, workload(arity, wide).expected)  # type: ignore[arg-type]
 
     return check
 
 
-def _check_arrays(arity: int):
+def _check_arrays(arity: int, wide: bool):
     def check(result: object) -> None:
-        w = workload(arity)
+        w = workload(arity, wide)
         times, diffs = result  # type: ignore[misc]
         if times.dtype != np.uint64 or diffs.dtype != np.int64:
             raise harness.Mismatch(f"drain_arrays() dtypes {times.dtype}, {diffs.dtype}")
@@ -112,10 +111,10 @@ def _check_arrays(arity: int):
     return check
 
 
-def make_update(arity: int):
+def make_update(arity: int, wide: bool):
     def make(impl: harness.Impl):
         batch_class = impl.ChangeBatch
-        w = workload(arity)
+        w = workload(arity, wide)
         times, diffs = w.time_objects, w.diff_objects
 
         def run() -> object:
@@ -130,10 +129,10 @@ def make_update(arity: int):
     return make
 
 
-def make_bulk(arity: int, drain: str):
+def make_bulk(arity: int, wide: bool, drain: str):
     def make(impl: harness.Impl):
         batch_class = impl.ChangeBatch
-        w = workload(arity)
+        w = workload(arity, wide)
         times, diffs = w.times, w.diffs
         native = hasattr(batch_class, "extend_arrays") and hasattr(batch_class, "drain_arrays")
 
@@ -148,13 +147,13 @@ def make_bulk(arity: int, drain: str):
                 return pairs
             out_times = np.array([t for t, _ in pairs], dtype=np.uint64)
             out_diffs = np.array([d for _, d in pairs], dtype=np.int64)
-            return out_times.reshape((len(pairs),) if arity == 1 else (len(pairs), arity)), out_diffs
+            return out_times.reshape(
+                (len(pairs),) if arity == 1 else (len(pairs), arity)
+            ), out_diffs
 
         return run
 
     return make
-
-
 
 
 def _bulk_note() -> str:
@@ -170,50 +169,57 @@ def _bulk_note() -> str:
     )
 
 
-CASES = [
-    case
-    for arity in (1, 2)
-    for case in (
-        harness.Case(
-            suite=SUITE,
-            subject=f"update() loop + drain(), arity {arity}",
-            key=f"update-arity{arity}",
-            size=N_UPDATES,
-            unit="updates",
-            make=make_update(arity),
-            check=_check_list("drain()", arity),
-            ops=N_UPDATES,
-            op="update",
-            oracle_rounds=3,
-        ),
-        harness.Case(
-            suite=SUITE,
-            subject=f"extend_arrays() + drain_arrays(), arity {arity}",
-            key=f"extend_arrays-drain_arrays-arity{arity}",
-            size=N_UPDATES,
-            unit="updates",
-            make=make_bulk(arity, "drain_arrays"),
-            check=_check_arrays(arity),
-            ops=N_UPDATES,
-            op="update",
-            oracle_rounds=3,
-            note=_bulk_note(),
-        ),
-        harness.Case(
-            suite=SUITE,
-            subject=f"extend_arrays() + drain(), arity {arity}",
-            key=f"extend_arrays-drain-arity{arity}",
-            size=N_UPDATES,
-            unit="updates",
-            make=make_bulk(arity, "drain"),
-            check=_check_list("drain()", arity),
-            ops=N_UPDATES,
-            op="update",
-            oracle_rounds=3,
-            note=_bulk_note(),
-        ),
-    )
-]
+def _cases(arity: int, wide: bool, paths: tuple[str, ...]) -> list[harness.Case]:
+    name = f"arity {arity}" + (", 64-bit times" if wide else "")
+    key = f"arity{arity}" + ("-wide" if wide else "")
+    common = {
+        "suite": SUITE,
+        "size": N_UPDATES,
+        "unit": "updates",
+        "ops": N_UPDATES,
+        "op": "update",
+        "oracle_rounds": 3,
+    }
+    out = []
+    if "update" in paths:
+        out.append(
+            harness.Case(
+                subject=f"update() loop + drain(), {name}",
+                key=f"update-{key}",
+                make=make_update(arity, wide),
+                check=_check_list("drain()", arity, wide),
+                **common,
+            )
+        )
+    if "drain_arrays" in paths:
+        out.append(
+            harness.Case(
+                subject=f"extend_arrays() + drain_arrays(), {name}",
+                key=f"extend_arrays-drain_arrays-{key}",
+                make=make_bulk(arity, wide, "drain_arrays"),
+                check=_check_arrays(arity, wide),
+                note=_bulk_note(),
+                **common,
+            )
+        )
+    if "drain" in paths:
+        out.append(
+            harness.Case(
+                subject=f"extend_arrays() + drain(), {name}",
+                key=f"extend_arrays-drain-{key}",
+                make=make_bulk(arity, wide, "drain"),
+                check=_check_list("drain()", arity, wide),
+                note=_bulk_note(),
+                **common,
+            )
+        )
+    return out
+
+
+ALL_PATHS = ("update", "drain_arrays", "drain")
+CASES = (
+    _cases(1, False, ALL_PATHS) + _cases(2, False, ALL_PATHS) + _cases(1, True, ("drain_arrays",))
+)
 
 
 @pytest.mark.parametrize(("case", "impl"), harness.params(CASES))

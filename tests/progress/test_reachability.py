@@ -51,8 +51,7 @@ def compare(g: Graph, tracker, oracle):
     """Compares every observable after propagate_all; returns the drained output changes."""
     pushed, expected_pushed = tracker.pushed_changes(), oracle.pushed_changes()
     assert normalize_pushed(pushed) == normalize_pushed(expected_pushed)
-    outputs = tracker.output_changes()
-    assert outputs == oracle.output_changes()
+    outputs, expected_outputs = tracker.output_changes(), oracle.output_changes()
     for source in g.sources():
         assert tracker.source_frontier(source).elements() == oracle.source_frontier(source).elements()
         assert tracker.source_pointstamps(source) == oracle.source_pointstamps(source)
@@ -60,6 +59,7 @@ def compare(g: Graph, tracker, oracle):
         assert tracker.target_frontier(target).elements() == oracle.target_frontier(target).elements()
         assert tracker.target_pointstamps(target) == oracle.target_pointstamps(target)
     assert tracker.tracking_anything() == oracle.tracking_anything()
+    assert outputs == expected_outputs
     return outputs
 
 
@@ -166,7 +166,7 @@ def test_loop_example(Build):
     tracker.update_source((1, 0), (0, 3), 1)
     tracker.propagate_all()
     assert tracker.output_changes() == [[((0, 0), -1), ((0, 3), 1)]]
-    assert tracker.target_frontier((1, 0)).elements() == [(0, 3), (1, 0)]
+    assert tracker.target_frontier((1, 0)).elements() == [(1, 0)]
     assert tracker.target_frontier((1, 1)).elements() == [(0, 4), (1, 1)]
     assert tracker.target_frontier((0, 0)).elements() == [(0, 3), (1, 0)]
     tracker.update_source((1, 0), (0, 3), -1)

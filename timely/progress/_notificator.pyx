@@ -1,7 +1,7 @@
 """The core of frontier notification: requested times released in time order."""
 
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
 from timely.progress._change_batch cimport ChangeBatch
@@ -69,11 +69,13 @@ cdef class Notificator:
             self.pending_.set_arity(self.k)
         self.pending_.push_row(row, count)
 
-    cdef int heap_push(self, const uint64_t *t, int64_t count) except -1:
-        cdef size_t i, parent, ncap, k = self.k
+    cdef int heap_reserve(self, size_t extra) except -1:
+        cdef size_t ncap, k = self.k
         cdef void *p
-        if self.hlen == self.hcap:
+        if self.hlen + extra > self.hcap:
             ncap = self.hcap * 2 if self.hcap else 16
+            while ncap < self.hlen + extra:
+                ncap *= 2
             p = realloc(self.hrows, ncap * k * sizeof(uint64_t))
             if p == NULL:
                 raise MemoryError("Notificator: out of memory")
@@ -83,6 +85,11 @@ cdef class Notificator:
                 raise MemoryError("Notificator: out of memory")
             self.hcount = <int64_t *>p
             self.hcap = ncap
+        return 0
+
+    cdef void heap_push(self, const uint64_t *t, int64_t count) noexcept nogil:
+        """Adds an entry; the caller has reserved room."""
+        cdef size_t i, parent, k = self.k
         i = self.hlen
         self.hlen += 1
         memcpy(&self.hrows[i * k], t, k * sizeof(uint64_t))
@@ -93,7 +100,6 @@ cdef class Notificator:
                 break
             self.swap(i, parent)
             i = parent
-        return 0
 
     cdef void swap(self, size_t a, size_t b) noexcept nogil:
         cdef size_t c, k = self.k
@@ -154,28 +160,43 @@ cdef class Notificator:
             return
         k = self.k
         self.pending_.compact_now()
+        cdef size_t nf = len(fronts)
+        cdef const uint64_t **fptr = <const uint64_t **>malloc((nf + 1) * sizeof(uint64_t *))
+        cdef size_t *flen = <size_t *>malloc((nf + 1) * sizeof(size_t))
+        if fptr == NULL or flen == NULL:
+            free(fptr)
+            free(flen)
+            raise MemoryError("Notificator: out of memory")
+        for j, f in enumerate(fronts):
+            if isinstance(f, MutableAntichain):
+                fptr[j] = (<MutableAntichain>f).m.front
+                flen[j] = (<MutableAntichain>f).m.flen
+            else:
+                fptr[j] = (<Antichain>f).rows
+                flen[j] = (<Antichain>f).len
         cdef uint64_t *rows = self.pending_.rows
         cdef int64_t *diffs = self.pending_.diffs
-        for i in range(self.pending_.len):
-            blocked = False
-            for f in fronts:
-                if isinstance(f, MutableAntichain):
-                    ma = <MutableAntichain>f
-                    blocked = tly_front_le(ma.m.front, ma.m.flen, k, &rows[i * k])
-                else:
-                    a = <Antichain>f
-                    blocked = tly_front_le(a.rows, a.len, k, &rows[i * k])
+        try:
+            self.heap_reserve(self.pending_.len)
+            # `fronts` keeps every frontier alive while its rows are read.
+            for i in range(self.pending_.len):
+                blocked = False
+                for j in range(nf):
+                    if tly_front_le(fptr[j], flen[j], k, &rows[i * k]):
+                        blocked = True
+                        break
                 if blocked:
-                    break
-            if blocked:
-                if w != i:
-                    memcpy(&rows[w * k], &rows[i * k], k * sizeof(uint64_t))
-                    diffs[w] = diffs[i]
-                w += 1
-            else:
-                self.heap_push(&rows[i * k], diffs[i])
-        self.pending_.len = w
-        self.pending_.clean = w
+                    if w != i:
+                        memcpy(&rows[w * k], &rows[i * k], k * sizeof(uint64_t))
+                        diffs[w] = diffs[i]
+                    w += 1
+                else:
+                    self.heap_push(&rows[i * k], diffs[i])
+        finally:
+            free(fptr)
+            free(flen)
+            self.pending_.len = w
+            self.pending_.clean = w
 
     def next(self, frontiers=None):
         """The least available time with its coalesced count, or None.

@@ -66,7 +66,8 @@ class Tracker:
         """Drains, per scope output, the changes to the times that may still reach it."""
 
     def tracking_anything(self) -> bool:
-        """Some location has a positive pointstamp count."""
+        """Unapplied changes remain (they do not all cancel), or some location's
+        pointstamp frontier is non-empty (some count is positive)."""
 
     def source_frontier(self, source: Source | tuple[int, int]) -> Antichain: ...
     def target_frontier(self, target: Target | tuple[int, int]) -> Antichain: ...

@@ -416,13 +416,17 @@ cdef class Tracker:
                     if all(v <= limit for v in composed):
                         work.append((t_, out, composed))
         self.osum_py = osum
-        nos = sum(len(v) for d in osum for v in d.values())
+        nos = sum(len(v) for loc_, d in enumerate(osum) if self.loc_node[loc_] != 0 for v in d.values())
         self.osum_start = <int32_t *>self._alloc(L + 1, sizeof(int32_t))
         self.osum_port = <int32_t *>self._alloc(nos, sizeof(int32_t))
         self.osum_row = <uint64_t *>self._alloc(nos * k, sizeof(uint64_t))
         j = 0
         for loc in range(L):
             self.osum_start[loc] = j
+            if self.loc_node[loc] == 0:
+                # Node 0's own ports are the scope's boundary: what reaches its
+                # outputs from its inputs is the scope's summary, not internal work.
+                continue
             for out in sorted(osum[loc]):
                 for s in sorted(osum[loc][out]):
                     self.osum_port[j] = out

@@ -1,0 +1,110 @@
+"""Compiled vs oracle, in one process: the Markdown tables for the README.
+
+    python benchmarks/report.py                      # every suite
+    python benchmarks/report.py --suite tracker      # one suite (repeatable)
+
+Runs the cases of ``benchmarks/test_*.py`` without pytest. Per case, the
+oracle (``tests/reference``) gets the case's few rounds and the compiled
+implementation at least 5 calls and ``--max-time`` seconds; the time kept is
+the best call, as pytest-benchmark's ``Min``. The first and the last answer of
+every case are checked; a wrong answer is listed as a failure, gets no figure,
+and makes the exit status 1. Progress goes to stderr,
+the tables to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness
+
+SUITES = ("change_batch", "mutable_antichain", "tracker")
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run(suites: list[str], max_time: float) -> tuple[harness.Results, list[str], list[str]]:
+    results = harness.Results()
+    failures: list[str] = []
+    skipped: list[str] = []
+    for suite in suites:
+        module = __import__(f"test_{suite}")
+        for case in module.CASES:
+            for impl in harness.IMPLS:
+                if impl == harness.ORACLE and not case.oracle_rounds:
+                    continue
+                name = f"{case.group} [{impl}]"
+                try:
+                    fn = case.make(harness.Impl(impl))
+                except harness.Unavailable as exc:
+                    skipped.append(f"{name}: {exc}")
+                    _progress(f"skip  {name}: {exc}")
+                    continue
+                started = time.perf_counter()
+                try:
+                    if impl == harness.COMPILED:
+                        timing = harness.measure(fn, case.check, min_rounds=5, max_time=max_time)
+                    else:
+                        timing = harness.measure(fn, case.check, rounds=case.oracle_rounds)
+                except harness.Mismatch as exc:
+                    failures.append(f"{name}: {exc}")
+                    _progress(f"FAIL  {name}: {exc}")
+                    continue
+                results.add(case, impl, timing.best)
+                _progress(
+                    f"{impl:8s}  {harness.format_seconds(timing.best):>9s}  x{timing.rounds:<4d}"
+                    f" ({time.perf_counter() - started:5.1f} s)  {case.group}"
+                )
+    return results, failures, skipped
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--suite",
+        action="append",
+        choices=SUITES,
+        help="run only this suite (repeatable); default: all",
+    )
+    parser.add_argument(
+        "--max-time",
+        type=float,
+        default=1.0,
+        help="seconds of compiled calls per case, at least 5 calls (default 1)",
+    )
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    results, failures, skipped = run(args.suite or list(SUITES), args.max_time)
+    import timely  # after the suites, so a missing build shows as skips, not a traceback
+
+    print(
+        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
+        f"timely from {Path(timely.__file__).parent}; "
+        f"{time.perf_counter() - started:.0f} s in all.\n"
+    )
+    print(harness.comparison_table(results))
+    scaling = harness.scaling_table(results)
+    if scaling:
+        print("\nGrowth of the total time with n:\n")
+        print(scaling)
+    if skipped:
+        print("\nNot run (implementation not importable):\n")
+        print("\n".join(f"- {line}" for line in skipped))
+    if failures:
+        print("\nWRONG ANSWERS (no figure reported):\n")
+        print("\n".join(f"- {line}" for line in failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
