@@ -21,11 +21,11 @@ from collections import deque
 
 from timely.progress import Builder, MutableAntichain, Source, Target
 
-# Node 0 is the scope boundary: its source 0 is the scope input, its target 0
-# the scope output. Node 1 merges the input with the feedback; node 2 is the
+# Node 0 is the scope boundary: its target 0 is the scope output. Node 4 is
+# the input operator; node 1 merges the input with the feedback; node 2 is the
 # feedback operator, which advances the iteration; node 3 is the loop body,
 # whose output 0 returns to the loop head and whose output 1 leaves the scope.
-INPUT = Source(0, 0)
+INPUT = Source(4, 0)
 HEAD_IN, HEAD_FEEDBACK, HEAD_OUT = Target(1, 0), Target(1, 1), Source(1, 0)
 BODY_IN, BODY_LOOP, BODY_EXIT = Target(3, 0), Source(3, 0), Source(3, 1)
 FEEDBACK_IN, FEEDBACK_OUT = Target(2, 0), Source(2, 0)
@@ -34,10 +34,11 @@ OUTPUT = Target(0, 0)
 
 def build_tracker():
     b = Builder(arity=2)
-    b.add_node(0, 1, 1, [[[]]])
+    b.add_node(0, 1, 0, [[]])
     b.add_node(1, 2, 1, [[[(0, 0)]], [[(0, 0)]]])
     b.add_node(2, 1, 1, [[[(0, 1)]]])
     b.add_node(3, 1, 2, [[[(0, 0)], [(0, 0)]]])
+    b.add_node(4, 0, 1, [])
     b.add_edge(INPUT, HEAD_IN)
     b.add_edge(HEAD_OUT, BODY_IN)
     b.add_edge(BODY_LOOP, FEEDBACK_IN)
@@ -170,8 +171,8 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
-    _, summary = build_tracker()
-    print(f"loop scope: summary from its input to its output: {summary[0][0].elements()}")
+    tracker, _ = build_tracker()
+    print(f"loop scope with {tracker.nodes - 1} operators; timestamps (epoch, iteration)")
     print(f"{args.workers} workers, {args.epochs} epochs")
     steps, elapsed, peers = run(args.workers, args.epochs, args.seed)
     for p in peers:
