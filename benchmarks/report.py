@@ -5,8 +5,10 @@
 
 Runs the cases of ``benchmarks/test_*.py`` without pytest. Per case, the
 oracle (``tests/reference``) gets the case's few rounds and the compiled
-implementation at least 5 calls and ``--max-time`` seconds; the time kept is
-the best call, as pytest-benchmark's ``Min``. The first and the last answer of
+implementation at least 5 calls and ``--max-time`` seconds, the two interleaved
+(an oracle round, then a slice of compiled calls, and so on) so that both see
+the same load on a shared machine; the time kept is the best call, as
+pytest-benchmark's ``Min``. The first and the last answer of
 every case are checked; a wrong answer is listed as a failure, gets no figure,
 and makes the exit status 1. Progress goes to stderr,
 the tables to stdout.
@@ -32,6 +34,29 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def measure_case(case: harness.Case, fns: dict[str, object], max_time: float) -> dict[str, float]:
+    """Best time per implementation, the oracle's rounds interleaved with slices of the
+    compiled calls so that both see the same load on a shared machine."""
+    slices = case.oracle_rounds if harness.ORACLE in fns else 1
+    best = dict.fromkeys(fns, float("inf"))
+    rounds = dict.fromkeys(fns, 0)
+    for _ in range(slices):
+        for impl, fn in fns.items():
+            if impl == harness.ORACLE:
+                timing = harness.measure(fn, case.check, rounds=1)
+            else:
+                timing = harness.measure(
+                    fn, case.check, min_rounds=-(-5 // slices), max_time=max_time / slices
+                )
+            best[impl] = min(best[impl], timing.best)
+            rounds[impl] += timing.rounds
+    for impl in fns:
+        _progress(
+            f"{impl:8s}  {harness.format_seconds(best[impl]):>9s}  x{rounds[impl]:<5d}  {case.group}"
+        )
+    return best
+
+
 def run(suites: list[str], max_time: float) -> tuple[harness.Results, list[str], list[str]]:
     results = harness.Results()
     failures: list[str] = []
@@ -39,31 +64,25 @@ def run(suites: list[str], max_time: float) -> tuple[harness.Results, list[str],
     for suite in suites:
         module = __import__(f"test_{suite}")
         for case in module.CASES:
+            fns = {}
             for impl in harness.IMPLS:
                 if impl == harness.ORACLE and not case.oracle_rounds:
                     continue
-                name = f"{case.group} [{impl}]"
                 try:
-                    fn = case.make(harness.Impl(impl))
+                    fns[impl] = case.make(harness.Impl(impl))
                 except harness.Unavailable as exc:
-                    skipped.append(f"{name}: {exc}")
-                    _progress(f"skip  {name}: {exc}")
-                    continue
-                started = time.perf_counter()
-                try:
-                    if impl == harness.COMPILED:
-                        timing = harness.measure(fn, case.check, min_rounds=5, max_time=max_time)
-                    else:
-                        timing = harness.measure(fn, case.check, rounds=case.oracle_rounds)
-                except harness.Mismatch as exc:
-                    failures.append(f"{name}: {exc}")
-                    _progress(f"FAIL  {name}: {exc}")
-                    continue
-                results.add(case, impl, timing.best)
-                _progress(
-                    f"{impl:8s}  {harness.format_seconds(timing.best):>9s}  x{timing.rounds:<4d}"
-                    f" ({time.perf_counter() - started:5.1f} s)  {case.group}"
-                )
+                    skipped.append(f"{case.group} [{impl}]: {exc}")
+                    _progress(f"skip      {case.group} [{impl}]: {exc}")
+            if harness.COMPILED not in fns:
+                continue
+            try:
+                best = measure_case(case, fns, max_time)
+            except harness.Mismatch as exc:
+                failures.append(f"{case.group}: {exc}")
+                _progress(f"FAIL      {case.group}: {exc}")
+                continue
+            for impl, seconds in best.items():
+                results.add(case, impl, seconds)
     return results, failures, skipped
 
 

@@ -29,7 +29,6 @@ INPUT = Source(4, 0)
 HEAD_IN, HEAD_FEEDBACK, HEAD_OUT = Target(1, 0), Target(1, 1), Source(1, 0)
 BODY_IN, BODY_LOOP, BODY_EXIT = Target(3, 0), Source(3, 0), Source(3, 1)
 FEEDBACK_IN, FEEDBACK_OUT = Target(2, 0), Source(2, 0)
-OUTPUT = Target(0, 0)
 
 
 def build_tracker():
@@ -43,7 +42,7 @@ def build_tracker():
     b.add_edge(HEAD_OUT, BODY_IN)
     b.add_edge(BODY_LOOP, FEEDBACK_IN)
     b.add_edge(FEEDBACK_OUT, HEAD_FEEDBACK)
-    b.add_edge(BODY_EXIT, OUTPUT)
+    b.add_edge(BODY_EXIT, Target(0, 0))
     return b.build()
 
 
@@ -84,6 +83,7 @@ def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, ver
     channels = {(s, r): deque() for s in range(workers) for r in range(workers)}
     input_epoch = [0] * workers
     outstanding = {}          # (epoch, iteration) -> records in flight anywhere, for the check
+    emitted = {}              # epoch -> records that left the loop
     steps = 0
     start = time.perf_counter()
 
@@ -128,7 +128,11 @@ def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, ver
             if target in (HEAD_IN, HEAD_FEEDBACK):
                 nxt = (BODY_IN, t, rounds)
             elif target == BODY_IN:
-                nxt = (FEEDBACK_IN, t, rounds - 1) if rounds > 0 else (OUTPUT, t, 0)
+                # Records that are done leave the scope: they are produced at
+                # its output, which the parent scope accounts for.
+                nxt = (FEEDBACK_IN, t, rounds - 1) if rounds > 0 else None
+                if nxt is None:
+                    emitted[t[0]] = emitted.get(t[0], 0) + 1
             elif target == FEEDBACK_IN:
                 nxt = (HEAD_FEEDBACK, (t[0], t[1] + 1), rounds)
             else:
@@ -158,10 +162,11 @@ def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, ver
                 if verbose:
                     print(f"  step {steps:6d}: worker {p.index} sees epoch {e} complete "
                           f"at the loop output")
-        finished = all(not p.output_frontier.frontier() for p in peers)
-        if finished:
+        finished = all(p.output_frontier.is_empty() for p in peers)
+        if finished and not any(channels.values()):
             break
     elapsed = time.perf_counter() - start
+    assert not outstanding and all(not p.queue for p in peers)
     return steps, elapsed, peers
 
 
