@@ -124,7 +124,7 @@ class Case:
     subject: str  # the workload, as the report's first column shows it
     key: str  # pytest id, unique within the suite
     size: int
-    unit: str  # what ``size`` counts: "updates", "times", "nodes"
+    unit: str  # what ``size`` counts: "updates", "times", "operators"
     make: Callable[[Impl], Callable[[], object]]
     check: Callable[[object], None]
     ops: int = 1  # operations per call, for the time per operation
@@ -185,6 +185,7 @@ def measure(
     rounds: int | None = None,
     min_rounds: int = 5,
     max_time: float = 1.0,
+    collect: bool = True,
 ) -> Timing:
     """The best time of ``fn`` over ``rounds`` calls, or (``rounds=None``) over at
     least ``min_rounds`` calls and ``max_time`` seconds, as pytest-benchmark's
@@ -193,8 +194,11 @@ def measure(
     ``check`` sees the first and the last result and raises on a wrong one, so
     no time is returned for a wrong answer. Calls shorter than ~1 ms are timed
     in batches, so that neither the timer's resolution nor the loop counts.
+    ``collect`` runs the garbage collector first, so no earlier garbage is
+    collected on this call's time.
     """
-    gc.collect()
+    if collect:
+        gc.collect()
     start = time.perf_counter()
     result = fn()
     first = time.perf_counter() - start
@@ -285,7 +289,7 @@ def size_label(n: int) -> str:
 
 
 def format_seconds(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+    for unit, scale in (("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
@@ -312,7 +316,7 @@ def comparison_table(results: Results) -> str:
         oracle = results.get(case, ORACLE)
         if compiled is not None and oracle is not None:
             ratio = oracle / compiled
-            ratio_cell = f"{ratio:,.1f}x"
+            ratio_cell = f"{ratio:,.0f}x" if ratio >= 100 else f"{ratio:.1f}x"
             verdict = "yes" if ratio >= TARGET_RATIO else "**no**"
         else:
             ratio_cell, verdict = "–", "–"
@@ -349,8 +353,10 @@ def _shape_of(exponent: float) -> str:
         return "≈ n log n"
     if exponent < 1.75:
         return "between n log n and n^2"
-    if exponent < 2.4:
+    if exponent < 2.3:
         return "≈ n^2"
+    if exponent < 2.75:
+        return "between n^2 and n^3"
     return "≈ n^3 or worse"
 
 

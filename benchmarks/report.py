@@ -17,6 +17,7 @@ the tables to stdout.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import sys
@@ -37,16 +38,23 @@ def _progress(message: str) -> None:
 def measure_case(case: harness.Case, fns: dict[str, object], max_time: float) -> dict[str, float]:
     """Best time per implementation, the oracle's rounds interleaved with slices of the
     compiled calls so that both see the same load on a shared machine."""
-    slices = case.oracle_rounds if harness.ORACLE in fns else 1
+    slices = min(case.oracle_rounds, 5) if harness.ORACLE in fns else 1
     best = dict.fromkeys(fns, float("inf"))
     rounds = dict.fromkeys(fns, 0)
+    gc.collect()
     for _ in range(slices):
         for impl, fn in fns.items():
             if impl == harness.ORACLE:
-                timing = harness.measure(fn, case.check, rounds=1)
+                timing = harness.measure(
+                    fn, case.check, rounds=-(-case.oracle_rounds // slices), collect=False
+                )
             else:
                 timing = harness.measure(
-                    fn, case.check, min_rounds=-(-5 // slices), max_time=max_time / slices
+                    fn,
+                    case.check,
+                    min_rounds=-(-5 // slices),
+                    max_time=max_time / slices,
+                    collect=False,
                 )
             best[impl] = min(best[impl], timing.best)
             rounds[impl] += timing.rounds

@@ -7,7 +7,10 @@ compiled progress core. The progress structures live in :mod:`timely.progress`.
 from __future__ import annotations
 
 from timely.errors import (
+    CapabilityError,
     CycleError,
+    DataflowError,
+    ProgressError,
     GraphError,
     SummaryError,
     TimelyError,
@@ -15,9 +18,47 @@ from timely.errors import (
     TimestampTypeError,
 )
 
+from timely.dataflow import (
+    Broadcast,
+    Capability,
+    CapabilitySet,
+    Err,
+    Exchange,
+    InputCapability,
+    InputHandle,
+    Ok,
+    OperatorBuilder,
+    Pipeline,
+    ProbeHandle,
+    Scope,
+    Stream,
+)
+from timely.execute import execute, execute_directly, execute_from_args
+from timely.worker import Worker
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "Broadcast",
+    "Capability",
+    "CapabilityError",
+    "CapabilitySet",
+    "DataflowError",
+    "Err",
+    "Exchange",
+    "InputCapability",
+    "InputHandle",
+    "Ok",
+    "OperatorBuilder",
+    "Pipeline",
+    "ProbeHandle",
+    "ProgressError",
+    "Scope",
+    "Stream",
+    "Worker",
+    "execute",
+    "execute_directly",
+    "execute_from_args",
     "CycleError",
     "GraphError",
     "SummaryError",

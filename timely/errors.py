@@ -14,6 +14,9 @@ __all__ = [
     "SummaryError",
     "GraphError",
     "CycleError",
+    "CapabilityError",
+    "DataflowError",
+    "ProgressError",
 ]
 
 
@@ -39,3 +42,18 @@ class GraphError(TimelyError, ValueError):
 
 class CycleError(GraphError):
     """A cycle in the dataflow graph does not strictly advance timestamps."""
+
+
+class CapabilityError(TimelyError, ValueError):
+    """A capability was misused: downgraded backwards, used after it was
+    dropped, used for an output it does not belong to, or asked for a time the
+    operator cannot hold."""
+
+
+class DataflowError(TimelyError, RuntimeError):
+    """A dataflow was built or run inconsistently (an unconnected loop, a
+    stream used in a scope it does not belong to, a step inside a step)."""
+
+
+class ProgressError(TimelyError, RuntimeError):
+    """An operator was handed data at a time its input frontier had already passed."""

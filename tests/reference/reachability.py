@@ -218,12 +218,8 @@ class Tracker:
         ]
         # (output, summary) pairs per location, node 0 excluded as in the crate.
         self.to_outputs: dict[tuple[int, int, int], list[tuple[int, PathSummary]]] = {}
-        import os
-        for o in range(scope_outputs):
-            if os.environ.get("EXPERIMENT"):
-                insert_summary(outputs[target_loc(0, o)][o], PathSummary.zero(self.arity))
         for loc, per_output in outputs.items():
-            if loc[0] != 0 or os.environ.get("EXPERIMENT"):
+            if loc[0] != 0:
                 self.to_outputs[loc] = [(o, s) for o, ac in sorted(per_output.items()) for s in ac]
 
         self.pointstamps: dict[tuple[int, int, int], MutableAntichain] = {}
@@ -409,8 +405,7 @@ def brute_force_outputs(
     pointstamps and every minimal path summary p from l2 to that scope output."""
     outs: list[dict[object, int]] = [defaultdict(int) for _ in range(shapes[0][0])]
     for l2, per_time in counts.items():
-        import os
-        if l2[0] == 0 and not os.environ.get("EXPERIMENT"):
+        if l2[0] == 0:
             continue
         for time in minimal(t for t, c in per_time.items() if c > 0):
             for o in range(shapes[0][0]):

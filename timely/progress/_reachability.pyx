@@ -713,6 +713,20 @@ cdef class Tracker:
             free(rows)
             free(counts)
 
+    def node_quiet(self, Py_ssize_t node):
+        """No input of ``node`` can still receive data and none of its outputs holds a
+        capability: the operator may shut down."""
+        cdef size_t loc
+        if not 0 <= node < self.nnodes:
+            raise GraphError(f"unknown node {node}")
+        for loc in range(<size_t>self.tbase[node], <size_t>self.tbase[node + 1]):
+            if self.implications[loc].flen:
+                return False
+        for loc in range(<size_t>self.sbase[node], <size_t>self.sbase[node + 1]):
+            if self.pointstamps[self.T + loc].flen:
+                return False
+        return True
+
     def source_pointstamps(self, source):
         """Accumulated pointstamp counts at an output port (non-zero ones, in time order)."""
         return self.dump(&self.pointstamps[self.source_id(source)])

@@ -1,0 +1,45 @@
+"""Events of a captured stream, and the in-process event link."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import NamedTuple, Union
+
+
+class Progress(NamedTuple):
+    """Changes ``[(time, diff), ...]`` to the captured stream's frontier."""
+
+    updates: list
+
+
+class Messages(NamedTuple):
+    """A batch of records seen at ``time``."""
+
+    time: object
+    data: list
+
+
+Event = Union[Progress, Messages]
+
+
+class EventLink:
+    """An in-process event pusher and source: what is pushed can be read back.
+
+    ``push(event)`` appends; ``next()`` returns the next unread event or None.
+    """
+
+    def __init__(self):
+        self._events: deque = deque()
+
+    def push(self, event) -> None:
+        self._events.append(event)
+
+    def next(self):
+        return self._events.popleft() if self._events else None
+
+    def __iter__(self):
+        while self._events:
+            yield self._events.popleft()
+
+    def __len__(self):
+        return len(self._events)

@@ -1,0 +1,88 @@
+"""Allocators: the worker's view of the communication layer.
+
+``allocate(identifier, on_data)`` returns ``(pushers, puller)``: ``pushers[j]``
+delivers to worker ``j``'s puller of the same channel, FIFO and at most once;
+``on_data()`` is called on the receiving worker whenever data arrives for it,
+so the consuming operator can be activated instead of polled. ``receive()``
+brings in what other workers sent, ``release()`` flushes what this worker
+sent, ``park(timeout)`` sleeps until something arrives.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+
+class Allocator:
+    """The interface every allocator provides."""
+
+    index: int
+    peers: int
+
+    def allocate(self, identifier: int, on_data):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def receive(self) -> None:
+        """Moves data that other workers sent into the channels' pullers."""
+
+    def release(self) -> None:
+        """Flushes data pushed by this worker."""
+
+    def park(self, timeout: float | None) -> None:
+        """Waits until data may have arrived, or ``timeout`` seconds pass."""
+        if timeout:
+            time.sleep(timeout)
+
+    def shutdown(self) -> None:
+        """Releases the allocator's resources."""
+
+
+class LocalPusher:
+    """Pushes into a puller of the same worker, and signals the consumer."""
+
+    __slots__ = ("queue", "on_data")
+
+    def __init__(self, queue: deque, on_data):
+        self.queue = queue
+        self.on_data = on_data
+
+    def push(self, message) -> None:
+        self.queue.append(message)
+        self.on_data()
+
+    def done(self) -> None:
+        pass
+
+
+class Puller:
+    """The receiving end of a channel at one worker."""
+
+    __slots__ = ("queue",)
+
+    def __init__(self, queue: deque):
+        self.queue = queue
+
+    def pull(self):
+        """The next message, or None."""
+        q = self.queue
+        return q.popleft() if q else None
+
+    def __bool__(self):
+        return bool(self.queue)
+
+
+class ThreadAllocator(Allocator):
+    """One worker in this thread: every channel is a local queue."""
+
+    def __init__(self):
+        self.index = 0
+        self.peers = 1
+        self.channels: dict[int, deque] = {}
+
+    def allocate(self, identifier: int, on_data):
+        if identifier in self.channels:
+            raise ValueError(f"channel {identifier} allocated twice")
+        queue: deque = deque()
+        self.channels[identifier] = queue
+        return [LocalPusher(queue, on_data)], Puller(queue)

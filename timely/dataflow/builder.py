@@ -1,0 +1,227 @@
+"""The general operator builder: any number of inputs and outputs, with
+per input-to-output connection summaries (including "not connected").
+
+>>> import timely
+>>> from timely.dataflow.builder import OperatorBuilder
+>>> def work(worker):
+...     with worker.dataflow() as scope:
+...         stream = scope.to_stream(range(3))
+...         b = OperatorBuilder("Double", scope)
+...         inp = b.new_input(stream, timely.Pipeline)
+...         out, doubled = b.new_output()
+...         def constructor(capabilities, info):
+...             capabilities.clear()
+...             def logic(frontiers):
+...                 for cap, data in inp:
+...                     out.session(cap).give_container([2 * x for x in data])
+...             return logic
+...         b.build(constructor)
+...         result = doubled.capture()
+...     worker.drain()
+...     return result.extract()
+>>> timely.execute_directly(work)
+[(0, [0, 2, 4])]
+"""
+
+from __future__ import annotations
+
+from timely.dataflow.capability import Capability
+from timely.dataflow.channels import Counter, Tee
+from timely.dataflow.handles import InputHandle, OutputHandle
+from timely.dataflow.time import minimum, summary_for
+from timely.errors import DataflowError
+from timely.progress.change_batch import ChangeBatch
+from timely.progress.frontier import MutableAntichain
+from timely.progress.subgraph import Operate, SharedProgress
+
+
+class Activator:
+    """Schedules one operator at the next opportunity."""
+
+    __slots__ = ("_subgraph", "_index")
+
+    def __init__(self, subgraph, index: int):
+        self._subgraph = subgraph
+        self._index = index
+
+    def activate(self) -> None:
+        self._subgraph.activate_child(self._index)
+
+    __call__ = activate
+
+
+class OperatorInfo:
+    """What an operator knows about itself: name, index in its scope, address."""
+
+    __slots__ = ("name", "index", "address", "activator", "worker_index", "peers")
+
+    def __init__(self, name, index, address, activator, worker_index, peers):
+        self.name = name
+        self.index = index
+        self.address = address
+        self.activator = activator
+        self.worker_index = worker_index
+        self.peers = peers
+
+    def __repr__(self):
+        return f"OperatorInfo({self.name!r}, address={self.address})"
+
+
+class OperatorCore(Operate):
+    """A built operator: drains frontier changes, runs the logic, flushes outputs."""
+
+    __slots__ = ("name", "inputs", "outputs", "notify", "_summary", "_shared", "_frontiers",
+                 "_logic", "_outputs")
+
+    def __init__(self, name, summary, shared, frontiers, notify, logic, outputs):
+        self.name = name
+        self.inputs = len(frontiers)
+        self.outputs = len(outputs)
+        self.notify = notify
+        self._summary = summary
+        self._shared = shared
+        self._frontiers = frontiers
+        self._logic = logic
+        self._outputs = outputs
+
+    local = True
+
+    def summary(self):
+        return self._summary
+
+    def schedule(self) -> bool:
+        frontiers = self._frontiers
+        for i, batch in enumerate(self._shared.frontiers):
+            if batch:
+                frontiers[i].update_iter(batch.drain())
+        result = self._logic(frontiers)
+        for out in self._outputs:
+            out.flush()
+        return bool(result)
+
+    def shut_down(self) -> None:
+        self._logic = None
+
+
+class OperatorBuilder:
+    """Builds an operator with any number of inputs and outputs.
+
+    ``new_input(stream, pact, connection=None)`` and ``new_output(connection=None)``
+    add ports. Each input reaches each output with the identity summary unless
+    a connection says otherwise: ``connection`` maps the other side's port to a
+    list of summaries, an empty list meaning "not connected". ``build(constructor)``
+    calls ``constructor(capabilities, info)`` with one capability per output
+    (at the minimum time) and installs the returned ``logic(frontiers)``.
+    """
+
+    def __init__(self, name: str, scope):
+        self.name = name
+        self.scope = scope
+        self.worker = scope.worker
+        subgraph = scope._sub
+        self._subgraph = subgraph
+        self.index = subgraph.allocate_index()
+        self.arity = subgraph.arity
+        self.activator = Activator(subgraph, self.index)
+        self._frontiers: list = []
+        self._consumeds: list = []
+        self._frontier_changes: list = []
+        self._internals: list = []
+        self._produceds: list = []
+        self._outputs: list = []
+        self._notify: list = []
+        self._connection: dict = {}
+        self._input_summaries: list = []   # per input: per output list of PathSummary (at build)
+        self._built = False
+
+    @property
+    def address(self):
+        return (*self._subgraph.path, self.index)
+
+    def _summaries(self, items):
+        return [summary_for(s, self.arity) for s in items]
+
+    def new_input(self, stream, pact, connection=None, notify: bool = True) -> InputHandle:
+        if self._built:
+            raise DataflowError(f"operator {self.name!r} is already built")
+        if stream.scope._sub is not self._subgraph:
+            raise DataflowError(
+                f"operator {self.name!r}: the stream belongs to scope {stream.scope._sub.name!r}, "
+                f"not {self._subgraph.name!r}; use enter() or leave()")
+        port = len(self._frontiers)
+        if connection is not None:
+            items = connection.items() if isinstance(connection, dict) else enumerate(connection)
+            for output, summaries in items:
+                self._connection[(port, output)] = self._summaries(summaries)
+        identifier = self.worker.next_channel_id()
+        pusher, puller = pact.connect(self.worker, identifier, self.activator.activate)
+        stream.connect_to((self.index, port), pusher)
+        frontier = MutableAntichain(arity=self.arity)
+        consumed = ChangeBatch(arity=self.arity)
+        summaries: list = []
+        self._input_summaries.append(summaries)
+        self._frontiers.append(frontier)
+        self._consumeds.append(consumed)
+        self._notify.append(notify)
+        return InputHandle(puller, consumed, self._internals, summaries, frontier,
+                           self.worker.check_progress, f"{self.name} input {port}")
+
+    def new_output(self, connection=None):
+        """Adds an output; returns ``(OutputHandle, Stream)``."""
+        from timely.dataflow.stream import Stream
+
+        if self._built:
+            raise DataflowError(f"operator {self.name!r} is already built")
+        port = len(self._outputs)
+        if connection is not None:
+            items = connection.items() if isinstance(connection, dict) else enumerate(connection)
+            for input_port, summaries in items:
+                self._connection[(input_port, port)] = self._summaries(summaries)
+        internal = ChangeBatch(arity=self.arity)
+        produced = ChangeBatch(arity=self.arity)
+        tee = Tee()
+        handle = OutputHandle(port, internal, Counter(tee, produced))
+        self._internals.append(internal)
+        self._produceds.append(produced)
+        self._outputs.append(handle)
+        return handle, Stream(self.scope, (self.index, port), tee)
+
+    def _summary_matrix(self):
+        identity = [summary_for(0, self.arity)] if self.arity == 1 else [summary_for((0,) * self.arity, self.arity)]
+        matrix = []
+        for i in range(len(self._frontiers)):
+            row = []
+            for o in range(len(self._outputs)):
+                row.append(self._connection.get((i, o), identity))
+            matrix.append(row)
+        return matrix
+
+    def build(self, constructor) -> None:
+        """Mints the capabilities, calls ``constructor(capabilities, info)`` and
+        installs the logic it returns: ``logic(frontiers)``."""
+        if self._built:
+            raise DataflowError(f"operator {self.name!r} is already built")
+        self._built = True
+        matrix = self._summary_matrix()
+        for i, summaries in enumerate(self._input_summaries):
+            summaries.extend(matrix[i])
+        peers = self.worker.peers
+        low = minimum(self.arity)
+        capabilities = [Capability(low, internal, port) for port, internal in enumerate(self._internals)]
+        for internal in self._internals:
+            # Every worker's scope starts with `peers` copies of each output's
+            # initial capability (see Subgraph.build): the creation is common
+            # knowledge and is not reported.
+            internal.clear()
+        info = OperatorInfo(self.name, self.index, self.address, self.activator,
+                            self.worker.index, peers)
+        logic = constructor(capabilities, info)
+        del capabilities
+        shared = SharedProgress.__new__(SharedProgress)
+        shared.frontiers = [ChangeBatch(arity=self.arity) for _ in self._frontiers]
+        shared.consumeds = self._consumeds
+        shared.internals = self._internals
+        shared.produceds = self._produceds
+        core = OperatorCore(self.name, [[list(s) for s in row] for row in matrix], shared,
+                            self._frontiers, self._notify, logic, self._outputs)
+        self._subgraph.add_child(self.index, core, shared)

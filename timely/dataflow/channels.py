@@ -1,0 +1,203 @@
+"""Channels: how messages move from an operator output to operator inputs.
+
+A message is a pair ``(time, data)`` where ``data`` is a batch of records (a
+list). An output pushes through a :class:`Counter`, which records produced
+counts per time, into a :class:`Tee`, which hands each message to the pusher
+of every channel connected to the output. A pact (:class:`Pipeline`,
+:class:`Exchange`) makes the pusher/puller pair of a channel: Pipeline keeps
+data on this worker, Exchange routes each record to worker ``key % peers``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import deque
+
+from timely.communication.allocator import Puller
+
+__all__ = ["Pipeline", "Exchange", "Broadcast", "Tee", "Counter", "stable_hash"]
+
+
+def stable_hash(key) -> int:
+    """A hash of ``key`` that is the same on every worker and every run.
+
+    Python's ``hash`` of a str is salted per process, so it cannot choose a
+    worker: ints route as themselves, str and bytes by CRC-32, tuples by
+    combining their parts.
+    """
+    if type(key) is int:
+        return key
+    if isinstance(key, str):
+        return zlib.crc32(key.encode("utf-8", "surrogatepass"))
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        return zlib.crc32(key)
+    if isinstance(key, bool):
+        return int(key)
+    if isinstance(key, int):
+        return int(key)
+    if isinstance(key, tuple):
+        h = 0x345678
+        for part in key:
+            h = (h * 1000003 ^ stable_hash(part)) & 0xFFFFFFFFFFFFFFFF
+        return h
+    if isinstance(key, float) and key.is_integer():
+        return int(key)
+    if isinstance(key, float):
+        return zlib.crc32(key.hex().encode())
+    if key is None:
+        return 0
+    index = getattr(key, "__index__", None)
+    if index is not None:
+        return index()
+    raise TypeError(f"cannot route by a key of type {type(key).__name__}: {key!r}")
+
+
+class Tee:
+    """Hands each message to every connected channel.
+
+    Every channel but the last gets a shallow copy, since consumers may mutate
+    the batch they receive.
+    """
+
+    __slots__ = ("pushers",)
+
+    def __init__(self):
+        self.pushers = []
+
+    def push(self, time, data) -> None:
+        pushers = self.pushers
+        n = len(pushers)
+        if n == 1:
+            pushers[0].push(time, data)
+        elif n:
+            for p in pushers[:-1]:
+                p.push(time, list(data))
+            pushers[-1].push(time, data)
+
+    def done(self) -> None:
+        for p in self.pushers:
+            p.done()
+
+
+class Counter:
+    """Counts the records pushed at each time into ``produced``, then pushes on."""
+
+    __slots__ = ("tee", "produced")
+
+    def __init__(self, tee: Tee, produced):
+        self.tee = tee
+        self.produced = produced
+
+    def push(self, time, data) -> None:
+        n = len(data)
+        if n:
+            self.produced.update(time, n)
+            self.tee.push(time, data)
+
+
+class PipelinePusher:
+    """Delivers to a puller on this worker and activates its operator."""
+
+    __slots__ = ("queue", "on_data")
+
+    def __init__(self, queue: deque, on_data):
+        self.queue = queue
+        self.on_data = on_data
+
+    def push(self, time, data) -> None:
+        self.queue.append((time, data))
+        self.on_data()
+
+    def done(self) -> None:
+        pass
+
+
+class ExchangePusher:
+    """Routes each record to worker ``key(record) % peers``."""
+
+    __slots__ = ("pushers", "route", "peers")
+
+    def __init__(self, pushers, route):
+        self.pushers = pushers
+        self.route = route
+        self.peers = len(pushers)
+
+    def push(self, time, data) -> None:
+        peers = self.peers
+        if peers == 1:
+            self.pushers[0].push((time, data))
+            return
+        route = self.route
+        buckets = [[] for _ in range(peers)]
+        for record in data:
+            key = route(record)
+            if type(key) is not int:
+                key = stable_hash(key)
+            buckets[key % peers].append(record)
+        for pusher, bucket in zip(self.pushers, buckets):
+            if bucket:
+                pusher.push((time, bucket))
+
+    def done(self) -> None:
+        for p in self.pushers:
+            p.done()
+
+
+class BroadcastPusher:
+    """Sends every record to every worker."""
+
+    __slots__ = ("pushers",)
+
+    def __init__(self, pushers):
+        self.pushers = pushers
+
+    def push(self, time, data) -> None:
+        last = len(self.pushers) - 1
+        for j, pusher in enumerate(self.pushers):
+            pusher.push((time, data if j == last else list(data)))
+
+    def done(self) -> None:
+        for p in self.pushers:
+            p.done()
+
+
+class Pipeline:
+    """Keeps records on the worker that produced them."""
+
+    def connect(self, worker, identifier: int, on_data):
+        queue: deque = deque()
+        return PipelinePusher(queue, on_data), Puller(queue)
+
+    def __repr__(self):
+        return "Pipeline"
+
+
+class Exchange:
+    """Routes each record to worker ``route(record) % peers``.
+
+    ``route`` returns an int (used as it is) or any value :func:`stable_hash`
+    accepts (str, bytes, tuples, ...).
+    """
+
+    def __init__(self, route):
+        if not callable(route):
+            raise TypeError(f"Exchange route {route!r} is not callable")
+        self.route = route
+
+    def connect(self, worker, identifier: int, on_data):
+        pushers, puller = worker.allocator.allocate(identifier, on_data)
+        return ExchangePusher(pushers, self.route), puller
+
+    def __repr__(self):
+        return f"Exchange({getattr(self.route, '__name__', self.route)!r})"
+
+
+class Broadcast:
+    """Sends every record to every worker."""
+
+    def connect(self, worker, identifier: int, on_data):
+        pushers, puller = worker.allocator.allocate(identifier, on_data)
+        return BroadcastPusher(pushers), puller
+
+    def __repr__(self):
+        return "Broadcast"

@@ -1,0 +1,109 @@
+"""Notificators: deliver capabilities for requested times once no input can
+still bring data at them, in time order, with requests for one time coalesced.
+"""
+
+from __future__ import annotations
+
+from timely.dataflow.capability import Capability, InputCapability
+from timely.errors import CapabilityError
+from timely.progress.notificator import Notificator as _Core
+
+
+class FrontierNotificator:
+    """Requests held as capabilities; ``next(frontiers)`` releases them.
+
+    ``notify_at(cap)`` keeps the capability (an :class:`InputCapability` is
+    retained for output 0 first) until its time is complete with respect to
+    the frontiers given to ``next``/``drain``.
+    """
+
+    def __init__(self, arity: int):
+        self._core = _Core(arity=arity)
+        self._caps: dict = {}
+
+    def notify_at(self, capability) -> None:
+        if type(capability) is InputCapability:
+            capability = capability.retain()
+        elif type(capability) is not Capability:
+            raise CapabilityError(f"notify_at needs a capability, not {capability!r}")
+        time = capability.time
+        held = self._caps.get(time)
+        if held is None:
+            self._caps[time] = capability
+        elif held.port != capability.port:
+            # One capability per (time, output): keep both by chaining them.
+            self._caps[time] = _Multi.of(held, capability)
+        self._core.notify_at(time)
+
+    def next(self, frontiers):
+        """The next ``(capability, count)`` whose time no frontier can still reach, or None."""
+        item = self._core.next(frontiers)
+        if item is None:
+            return None
+        time, count = item
+        return self._caps.pop(time), count
+
+    def drain(self, frontiers):
+        out = []
+        while True:
+            item = self.next(frontiers)
+            if item is None:
+                return out
+            out.append(item)
+
+    def pending(self):
+        """Times requested and not yet delivered, with counts."""
+        return self._core.pending()
+
+    def is_empty(self) -> bool:
+        return self._core.is_empty()
+
+
+class _Multi(list):
+    """Capabilities for several outputs requested at one time."""
+
+    @classmethod
+    def of(cls, a, b):
+        out = cls(a if isinstance(a, _Multi) else [a])
+        out.append(b)
+        return out
+
+    @property
+    def time(self):
+        return self[0].time
+
+
+class Notificator:
+    """A notificator bound to an operator's input frontiers.
+
+    ``for cap, count in notificator:`` yields every available notification in
+    time order; ``notify_at(cap)`` requests one.
+    """
+
+    def __init__(self, frontiers, inner: FrontierNotificator):
+        self._frontiers = frontiers
+        self._inner = inner
+
+    def notify_at(self, capability) -> None:
+        self._inner.notify_at(capability)
+
+    def next(self):
+        return self._inner.next(self._frontiers)
+
+    def __iter__(self):
+        while True:
+            item = self._inner.next(self._frontiers)
+            if item is None:
+                return
+            yield item
+
+    def for_each(self, logic) -> None:
+        """Calls ``logic(capability, count, notificator)`` for each available notification."""
+        for cap, count in self:
+            logic(cap, count, self)
+
+    def frontier(self, input_port: int = 0):
+        return self._frontiers[input_port].frontier()
+
+    def pending(self):
+        return self._inner.pending()

@@ -1,0 +1,1 @@
+"""The operator library: each module adds operators to streams and scopes."""

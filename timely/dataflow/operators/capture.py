@@ -1,0 +1,114 @@
+"""``capture_into``: record everything a stream sees, data and progress."""
+
+from __future__ import annotations
+
+from timely.dataflow.channels import Pipeline
+from timely.dataflow.handles import InputHandle
+from timely.dataflow.time import minimum
+from timely.progress.change_batch import ChangeBatch
+from timely.progress.frontier import MutableAntichain
+from timely.progress.subgraph import Operate, SharedProgress
+from timely.capture.event import Messages, Progress
+
+
+class CaptureOperator(Operate):
+    """Pushes ``Progress`` for every frontier change and ``Messages`` for every batch."""
+
+    name = "Capture"
+    inputs = 1
+    outputs = 0
+    local = True
+    notify = (True,)
+
+    def __init__(self, pusher, handle: InputHandle, shared: SharedProgress, arity: int):
+        self.pusher = pusher
+        self.input = handle
+        self.shared = shared
+        self.started = False
+        self.low = minimum(arity)
+
+    def summary(self):
+        return [[]]
+
+    def schedule(self) -> bool:
+        changes = self.shared.frontiers[0]
+        if not self.started:
+            # A captured stream is taken to start with one capability at the
+            # minimum time; replayers rely on this and need not block.
+            changes.update(self.low, -1)
+            self.started = True
+        if changes:
+            updates = changes.drain()
+            self.input.frontier.update_iter(updates)
+            if updates:
+                self.pusher.push(Progress(updates))
+        for cap, data in self.input:
+            self.pusher.push(Messages(cap.time, data))
+        return False
+
+    def shut_down(self) -> None:
+        self.pusher = None
+
+
+def capture_into(stream, pusher) -> None:
+    from timely.dataflow.builder import OperatorBuilder
+
+    b = OperatorBuilder("Capture", stream.scope)
+    handle = b.new_input(stream, Pipeline())
+    b._built = True
+    shared = SharedProgress.__new__(SharedProgress)
+    shared.frontiers = [ChangeBatch(arity=b.arity)]
+    shared.consumeds = b._consumeds
+    shared.internals = []
+    shared.produceds = []
+    for summaries in b._input_summaries:
+        summaries.extend([])
+    b._subgraph.add_child(b.index, CaptureOperator(pusher, handle, shared, b.arity), shared)
+
+
+class CaptureHandle:
+    """The events a ``capture()`` recorded, in process."""
+
+    def __init__(self):
+        self.events: list = []
+
+    def push(self, event) -> None:
+        self.events.append(event)
+
+    def extract(self):
+        """``[(time, sorted records), ...]`` in time order, merging batches of one time."""
+        by_time: dict = {}
+        for event in self.events:
+            if type(event) is Messages:
+                by_time.setdefault(event.time, []).extend(event.data)
+        return [(t, sorted(by_time[t], key=_sort_key)) for t in sorted(by_time, key=_time_key)]
+
+    def frontier(self):
+        """The captured stream's frontier after the events seen so far."""
+        m = None
+        for event in self.events:
+            if m is None:
+                time = event.time if type(event) is Messages else (
+                    event.updates[0][0] if event.updates else None)
+                if time is None:
+                    continue
+                m = MutableAntichain()
+                m.update(0 if isinstance(time, int) else (0,) * len(time), 1)
+            if type(event) is Progress:
+                m.update_iter(event.updates)
+        if m is None:
+            from timely.progress.frontier import Antichain
+
+            return Antichain([0])
+        return m.frontier()
+
+    def __iter__(self):
+        return iter(self.events)
+
+
+def _time_key(t):
+    return (t,) if isinstance(t, int) else t
+
+
+def _sort_key(x):
+    return (type(x).__name__, x) if not isinstance(x, (int, float)) else ("", x)

@@ -1,0 +1,344 @@
+"""The record operators: map, filter, exchange, concat, partition, branch,
+delay, reclock, accumulate, count, inspect, and friends.
+
+Each works batch by batch; the only per-record Python is the user's function.
+"""
+
+from __future__ import annotations
+
+from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.channels import Broadcast, Exchange, Pipeline
+from timely.dataflow.notificator import FrontierNotificator
+from timely.progress.timestamp import less_equal
+
+
+def _pipeline_unary(stream, name: str, transform, pact=None):
+    """A stateless operator: ``transform(time, data)`` returns the output batch."""
+    b = OperatorBuilder(name, stream.scope)
+    inp = b.new_input(stream, pact or Pipeline(), notify=False)
+    out, result = b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+
+        def run(frontiers):
+            for cap, data in inp:
+                produced = transform(cap.time, data)
+                if produced:
+                    out.session(cap).give_container(produced)
+
+        return run
+
+    b.build(build)
+    return result
+
+
+def map_(stream, fn):
+    return _pipeline_unary(stream, "Map", lambda t, data: [fn(x) for x in data])
+
+
+def flat_map(stream, fn):
+    return _pipeline_unary(stream, "FlatMap", lambda t, data: [y for x in data for y in fn(x)])
+
+
+def filter_(stream, pred):
+    return _pipeline_unary(stream, "Filter", lambda t, data: [x for x in data if pred(x)])
+
+
+def inspect(stream, fn):
+    def each(t, data):
+        for x in data:
+            fn(x)
+        return data
+
+    return _pipeline_unary(stream, "Inspect", each)
+
+
+def inspect_time(stream, fn):
+    def each(t, data):
+        for x in data:
+            fn(t, x)
+        return data
+
+    return _pipeline_unary(stream, "InspectTime", each)
+
+
+def inspect_batch(stream, fn):
+    def each(t, data):
+        fn(t, data)
+        return data
+
+    return _pipeline_unary(stream, "InspectBatch", each)
+
+
+def exchange(stream, route):
+    return _pipeline_unary(stream, "Exchange", lambda t, data: data, pact=Exchange(route))
+
+
+def broadcast(stream):
+    return _pipeline_unary(stream, "Broadcast", lambda t, data: data, pact=Broadcast())
+
+
+def concatenate(scope, streams):
+    b = OperatorBuilder("Concatenate", scope)
+    inputs = [b.new_input(s, Pipeline(), notify=False) for s in streams]
+    out, result = b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+
+        def run(frontiers):
+            for inp in inputs:
+                for cap, data in inp:
+                    out.session(cap).give_container(data)
+
+        return run
+
+    b.build(build)
+    return result
+
+
+def partition(stream, parts: int, route):
+    """``route(record)`` returns ``(part, value)``; ``value`` goes to stream ``part``."""
+    b = OperatorBuilder("Partition", stream.scope)
+    inp = b.new_input(stream, Pipeline(), notify=False)
+    outs = [b.new_output() for _ in range(parts)]
+
+    def build(caps, info):
+        caps.clear()
+
+        def run(frontiers):
+            for cap, data in inp:
+                buckets = [[] for _ in range(parts)]
+                for record in data:
+                    part, value = route(record)
+                    buckets[part].append(value)
+                for (out, _), bucket in zip(outs, buckets):
+                    if bucket:
+                        out.session(cap).give_container(bucket)
+
+        return run
+
+    b.build(build)
+    return [s for _, s in outs]
+
+
+def branch(stream, condition):
+    """Records for which ``condition(time, record)`` is false go to the first
+    stream, true to the second."""
+    b = OperatorBuilder("Branch", stream.scope)
+    inp = b.new_input(stream, Pipeline(), notify=False)
+    (out0, s0), (out1, s1) = b.new_output(), b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+
+        def run(frontiers):
+            for cap, data in inp:
+                t = cap.time
+                no, yes = [], []
+                for record in data:
+                    (yes if condition(t, record) else no).append(record)
+                if no:
+                    out0.session(cap).give_container(no)
+                if yes:
+                    out1.session(cap).give_container(yes)
+
+        return run
+
+    b.build(build)
+    return s0, s1
+
+
+def branch_when(stream, condition):
+    """Batches whose time satisfies ``condition(time)`` go to the second stream."""
+    b = OperatorBuilder("BranchWhen", stream.scope)
+    inp = b.new_input(stream, Pipeline(), notify=False)
+    (out0, s0), (out1, s1) = b.new_output(), b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+
+        def run(frontiers):
+            for cap, data in inp:
+                (out1 if condition(cap.time) else out0).session(cap).give_container(data)
+
+        return run
+
+    b.build(build)
+    return s0, s1
+
+
+class Ok:
+    """A successful result record (see ``Stream.ok``/``Stream.err``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return type(other) is Ok and other.value == self.value
+
+    def __hash__(self):
+        return hash(("Ok", self.value))
+
+    def __repr__(self):
+        return f"Ok({self.value!r})"
+
+
+class Err:
+    """A failed result record."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error):
+        self.error = error
+
+    def __eq__(self, other):
+        return type(other) is Err and other.error == self.error
+
+    def __hash__(self):
+        return hash(("Err", self.error))
+
+    def __repr__(self):
+        return f"Err({self.error!r})"
+
+
+def ok(stream):
+    return _pipeline_unary(stream, "Ok", lambda t, data: [r.value for r in data if type(r) is Ok])
+
+
+def err(stream):
+    return _pipeline_unary(stream, "Err", lambda t, data: [r.error for r in data if type(r) is Err])
+
+
+def _stash_and_release(stream, name: str, assign):
+    """Holds each record until its assigned time is complete, then sends it
+    at that time. ``assign(time, data)`` yields ``(new_time, records)``."""
+    b = OperatorBuilder(name, stream.scope)
+    inp = b.new_input(stream, Pipeline())
+    out, result = b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+        notificator = FrontierNotificator(b.arity)
+        stash: dict = {}
+
+        def run(frontiers):
+            for cap, data in inp:
+                for new_time, records in assign(cap.time, data):
+                    if new_time not in stash:
+                        notificator.notify_at(cap.delayed(new_time))
+                        stash[new_time] = []
+                    stash[new_time].extend(records)
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                cap, _ = item
+                records = stash.pop(cap.time, None)
+                if records:
+                    out.session(cap).give_container(records)
+                cap.drop()
+
+        return run
+
+    b.build(build)
+    return result
+
+
+def delay(stream, fn):
+    """Each record moves to ``fn(record, time)`` (not earlier than its time),
+    and is sent once that time is complete."""
+
+    def assign(time, data):
+        groups: dict = {}
+        for record in data:
+            groups.setdefault(fn(record, time), []).append(record)
+        return groups.items()
+
+    return _stash_and_release(stream, "Delay", assign)
+
+
+def delay_batch(stream, fn):
+    """Each batch moves to ``fn(time)``, sent once that time is complete."""
+    return _stash_and_release(stream, "DelayBatch", lambda time, data: [(fn(time), data)])
+
+
+def reclock(stream, clock):
+    """Records are reported at the clock's times: each record, at the first
+    clock time it is less than or equal to, once that time is complete."""
+    b = OperatorBuilder("Reclock", stream.scope)
+    data_in = b.new_input(stream, Pipeline())
+    clock_in = b.new_input(clock, Pipeline())
+    out, result = b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+        notificator = FrontierNotificator(b.arity)
+        stash: list = []
+
+        def run(frontiers):
+            for cap, data in data_in:
+                stash.append((cap.time, data))
+            for cap, _ in clock_in:
+                notificator.notify_at(cap.retain())
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                cap, _ = item
+                keep = []
+                session = None
+                for t, data in stash:
+                    if less_equal(t, cap.time):
+                        session = session or out.session(cap)
+                        session.give_container(data)
+                    else:
+                        keep.append((t, data))
+                stash[:] = keep
+                cap.drop()
+
+        return run
+
+    b.build(build)
+    return result
+
+
+def accumulate(stream, init, logic):
+    """One record per complete time: ``logic(acc, batch)`` folds each batch into
+    an accumulator that starts at ``init``."""
+    b = OperatorBuilder("Accumulate", stream.scope)
+    inp = b.new_input(stream, Pipeline())
+    out, result = b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+        notificator = FrontierNotificator(b.arity)
+        state: dict = {}
+
+        def run(frontiers):
+            for cap, data in inp:
+                t = cap.time
+                if t not in state:
+                    notificator.notify_at(cap.retain())
+                    state[t] = init
+                state[t] = logic(state[t], data)
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                cap, _ = item
+                out.session(cap).give(state.pop(cap.time))
+                cap.drop()
+
+        return run
+
+    b.build(build)
+    return result
+
+
+def count(stream):
+    """The number of records at each complete time."""
+    return accumulate(stream, 0, lambda acc, data: acc + len(data))

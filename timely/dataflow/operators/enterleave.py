@@ -1,0 +1,74 @@
+"""Moving streams into and out of child scopes."""
+
+from __future__ import annotations
+
+from timely.dataflow.channels import Tee
+from timely.errors import DataflowError
+
+
+class IngressNub:
+    """Parent side of a scope input: converts times and counts what enters."""
+
+    __slots__ = ("tee", "counts", "convert")
+
+    def __init__(self, tee: Tee, counts, convert):
+        self.tee = tee
+        self.counts = counts
+        self.convert = convert
+
+    def push(self, time, data) -> None:
+        inner = self.convert(time)
+        n = len(data)
+        if n:
+            self.counts.update(inner, n)
+            self.tee.push(inner, data)
+
+    def done(self) -> None:
+        self.tee.done()
+
+
+class EgressNub:
+    """Child side of a scope output: converts times, hands data to the parent."""
+
+    __slots__ = ("tee", "convert")
+
+    def __init__(self, tee: Tee, convert):
+        self.tee = tee
+        self.convert = convert
+
+    def push(self, time, data) -> None:
+        if data:
+            self.tee.push(self.convert(time), data)
+
+    def done(self) -> None:
+        self.tee.done()
+
+
+def enter(stream, child_scope):
+    from timely.dataflow.stream import Stream
+
+    child = child_scope._sub
+    if child.parent is not stream.scope._sub:
+        raise DataflowError(
+            f"enter: scope {child.name!r} is not a child of the stream's scope "
+            f"{stream.scope._sub.name!r}")
+    if child.built:
+        raise DataflowError(f"enter: scope {child.name!r} is already built")
+    port = child.new_input()
+    inner_tee = Tee()
+    nub = IngressNub(inner_tee, child.input_messages[port], child.to_inner)
+    stream.connect_to((child.index_in_parent, port), nub)
+    return Stream(child_scope, (0, port), inner_tee)
+
+
+def leave(stream):
+    from timely.dataflow.stream import Stream
+
+    child_scope = stream.scope
+    child = child_scope._sub
+    if child.parent is None:
+        raise DataflowError("leave: the stream is in a dataflow's root scope")
+    port = child.new_output()
+    outer_tee = Tee()
+    stream.connect_to((0, port), EgressNub(outer_tee, child.to_outer))
+    return Stream(child_scope.parent, (child.index_in_parent, port), outer_tee)

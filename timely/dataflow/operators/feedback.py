@@ -1,0 +1,61 @@
+"""Loops: a feedback edge whose records come back with their time advanced."""
+
+from __future__ import annotations
+
+from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.channels import Pipeline
+from timely.errors import DataflowError
+
+
+class LoopHandle:
+    """The end of a loop; ``stream.connect_loop(handle)`` feeds it."""
+
+    def __init__(self, builder: OperatorBuilder, summary, name: str):
+        self._builder = builder
+        self._summary = summary
+        self._name = name
+        self._connected = False
+
+    @property
+    def summary(self):
+        return self._summary
+
+    def connect(self, stream) -> None:
+        if self._connected:
+            raise DataflowError(f"{self._name} is already connected")
+        b = self._builder
+        scope_sub = b._subgraph
+        if stream.scope._sub is not scope_sub:
+            raise DataflowError(f"{self._name}: the stream belongs to another scope")
+        self._connected = True
+        scope_sub.unconnected_loops.remove(self._name)
+        summary = self._summary
+        inp = b.new_input(stream, Pipeline(), connection={0: [summary]}, notify=False)
+        out = self._output
+
+        def build(caps, info):
+            caps.clear()
+
+            def run(frontiers):
+                results_in = summary.results_in
+                for cap, data in inp:
+                    time = results_in(cap.time)
+                    if time is None:
+                        continue   # the loop counter would overflow: the records leave
+                    new = cap.delayed(time)
+                    out.session(new).give_container(data)
+                    new.drop()
+
+            return run
+
+        b.build(build)
+
+
+def feedback(scope, summary):
+    b = OperatorBuilder("Feedback", scope)
+    out, stream = b.new_output()
+    name = f"Feedback(operator {b.index}, summary {summary.increments!r})"
+    handle = LoopHandle(b, summary, name)
+    handle._output = out
+    scope._sub.unconnected_loops.append(name)
+    return handle, stream

@@ -1,0 +1,188 @@
+"""Inputs: records introduced into a dataflow from outside it."""
+
+from __future__ import annotations
+
+from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.capability import Capability
+from timely.dataflow.handles import BUFFER, Session
+from timely.dataflow.time import minimum
+from timely.errors import CapabilityError, DataflowError
+from timely.progress.timestamp import less_equal, validate
+
+
+class InputHandle:
+    """Feeds one input operator (per worker).
+
+    ``send(record)`` / ``send_batch(records)`` introduce records at the
+    handle's current ``time``; ``advance_to(t)`` promises no more records
+    before ``t``; ``close()`` promises no more records at all (also done when
+    the handle is garbage collected).
+
+    >>> import timely
+    >>> def work(worker):
+    ...     with worker.dataflow() as scope:
+    ...         handle, stream = scope.new_input()
+    ...         out = stream.map(lambda x: x + 1).capture()
+    ...     for t in range(3):
+    ...         handle.send(t)
+    ...         handle.advance_to(t + 1)
+    ...     handle.close()
+    ...     worker.drain()
+    ...     return out.extract()
+    >>> timely.execute_directly(work)
+    [(0, [1]), (1, [2]), (2, [3])]
+    """
+
+    def __init__(self):
+        self._output = None
+        self._cap = None
+        self._activator = None
+        self._buffer: list = []
+        self._time = 0
+        self._arity = None
+        self._closed = False
+
+    def _attach(self, output, capability: Capability, activator, arity: int) -> None:
+        if self._output is not None:
+            raise DataflowError("this InputHandle already feeds an input")
+        self._output = output
+        self._cap = capability
+        self._activator = activator
+        self._arity = arity
+        self._time = minimum(arity)
+
+    def _check(self) -> None:
+        if self._output is None:
+            raise DataflowError("this InputHandle is not attached to a dataflow yet")
+        if self._closed:
+            raise CapabilityError("this InputHandle was closed")
+
+    @property
+    def time(self):
+        """The time at which sent records enter."""
+        return self._time
+
+    def send(self, record) -> None:
+        self._check()
+        self._buffer.append(record)
+        if len(self._buffer) >= BUFFER:
+            self.flush()
+
+    def send_batch(self, records) -> None:
+        """Sends a whole batch as one message (a list is handed over, not copied)."""
+        self._check()
+        if self._buffer:
+            self.flush()
+        if not isinstance(records, list):
+            records = list(records)
+        if records:
+            self._output.session(self._cap).give_container(records)
+            self._activator.activate()
+
+    def flush(self) -> None:
+        """Pushes buffered records into the dataflow."""
+        if self._buffer and self._output is not None:
+            buffer = self._buffer
+            self._buffer = []
+            self._output.session(self._cap).give_container(buffer)
+            self._activator.activate()
+
+    def advance_to(self, time) -> None:
+        """No more records before ``time``; ``time`` must not be earlier than ``self.time``."""
+        self._check()
+        time = validate(time, self._arity)
+        if not less_equal(self._time, time):
+            raise CapabilityError(f"cannot advance input from {self._time!r} back to {time!r}")
+        self.flush()
+        if time != self._time:
+            self._output.flush()
+            self._cap.downgrade(time)
+            self._time = time
+            self._activator.activate()
+
+    def close(self) -> None:
+        """No more records from this handle."""
+        if self._closed or self._output is None:
+            self._closed = True
+            return
+        self.flush()
+        self._output.flush()
+        self._closed = True
+        self._cap.drop()
+        self._activator.activate()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __del__(self):
+        if not self._closed and self._output is not None:
+            try:
+                self.close()
+            except Exception:  # the dataflow is already gone
+                pass
+
+
+def input_from(scope, handle: InputHandle):
+    b = OperatorBuilder("Input", scope)
+    out, stream = b.new_output()
+
+    def build(caps, info):
+        handle._attach(out, caps[0], info.activator, b.arity)
+        caps.clear()
+        return lambda frontiers: False
+
+    b.build(build)
+    return stream
+
+
+class UnorderedHandle:
+    """Sends records at any time a capability of its input allows."""
+
+    def __init__(self, output, activator):
+        self._output = output
+        self._activator = activator
+
+    def session(self, capability) -> Session:
+        session = self._output.session(capability)
+        self._activator.activate()
+        return session
+
+    def flush(self) -> None:
+        self._output.flush()
+        self._activator.activate()
+
+
+def new_unordered_input(scope):
+    b = OperatorBuilder("UnorderedInput", scope)
+    out, stream = b.new_output()
+    holder = {}
+
+    def build(caps, info):
+        holder["handle"] = UnorderedHandle(out, info.activator)
+        holder["cap"] = caps[0]
+        caps.clear()
+        return lambda frontiers: False
+
+    b.build(build)
+    return holder.pop("handle"), holder.pop("cap"), stream
+
+
+def to_stream(scope, iterable):
+    b = OperatorBuilder("ToStream", scope)
+    out, stream = b.new_output()
+
+    def build(caps, info):
+        cap = [caps[0]]
+        caps.clear()
+
+        def run(frontiers):
+            if cap:
+                out.session(cap[0]).give_iterator(iterable)
+                out.flush()
+                cap.clear()
+
+        return run
+
+    b.build(build)
+    return stream

@@ -1,0 +1,73 @@
+"""Probes: observe, from outside the dataflow, which times may still reach a stream."""
+
+from __future__ import annotations
+
+from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.channels import Pipeline
+from timely.dataflow.time import minimum
+from timely.progress.frontier import MutableAntichain
+
+
+class ProbeHandle:
+    """The frontier of the streams probed with this handle.
+
+    ``less_than(t)``: some record at a time before ``t`` may still arrive;
+    ``done()``: nothing more will arrive.
+    """
+
+    def __init__(self):
+        self._frontier = None
+
+    def _ensure(self, arity: int) -> MutableAntichain:
+        if self._frontier is None:
+            self._frontier = MutableAntichain(arity=arity)
+        return self._frontier
+
+    def less_than(self, time) -> bool:
+        return self._frontier is not None and self._frontier.less_than(time)
+
+    def less_equal(self, time) -> bool:
+        return self._frontier is not None and self._frontier.less_equal(time)
+
+    def done(self) -> bool:
+        return self._frontier is None or self._frontier.is_empty()
+
+    def frontier(self):
+        from timely.progress.frontier import Antichain
+
+        return self._frontier.frontier() if self._frontier is not None else Antichain()
+
+    def with_frontier(self, fn):
+        return fn(self.frontier())
+
+    def __repr__(self):
+        return f"ProbeHandle({self.frontier().elements()!r})"
+
+
+def probe_with(stream, handle: ProbeHandle, passthrough: bool):
+    b = OperatorBuilder("Probe", stream.scope)
+    inp = b.new_input(stream, Pipeline())
+    out, result = b.new_output() if passthrough else (None, None)
+    low = minimum(b.arity)
+    shared = handle._ensure(b.arity)
+    # Until the probe first runs, the handle counts the minimum time.
+    shared.update(low, 1)
+
+    def build(caps, info):
+        caps.clear()
+        seen = [low]
+
+        def run(frontiers):
+            for cap, data in inp:
+                if out is not None:
+                    out.session(cap).give_container(data)
+            now = frontiers[0].frontier().elements()
+            if now != seen:
+                changes = [(t, -1) for t in seen] + [(t, 1) for t in now]
+                shared.update_iter(changes)
+                seen[:] = now
+
+        return run
+
+    b.build(build)
+    return result

@@ -1,0 +1,139 @@
+"""Scopes: where operators are built. The root scope of a dataflow has integer
+timestamps; ``iterative()``/``scoped()`` open a child scope whose timestamps
+add one coordinate; ``region()`` opens one with the same timestamps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from timely.dataflow.time import summary_for
+from timely.errors import DataflowError, SummaryError
+from timely.progress.subgraph import Subgraph
+
+
+class Scope:
+    """A scope under construction: a handle for building operators in it."""
+
+    def __init__(self, worker, subgraph: Subgraph, parent: "Scope | None"):
+        self.worker = worker
+        self._sub = subgraph
+        self.parent = parent
+
+    # -- facts ---------------------------------------------------------------
+
+    @property
+    def index(self) -> int:
+        """This worker's index."""
+        return self.worker.index
+
+    @property
+    def peers(self) -> int:
+        return self.worker.peers
+
+    @property
+    def arity(self) -> int:
+        """Coordinates in this scope's timestamps: 1 at the root."""
+        return self._sub.arity
+
+    @property
+    def name(self) -> str:
+        return self._sub.name
+
+    @property
+    def address(self) -> tuple:
+        return self._sub.path
+
+    def __repr__(self):
+        return f"Scope({self._sub.name!r}, arity={self.arity})"
+
+    # -- inputs --------------------------------------------------------------
+
+    def new_input(self):
+        """An input: returns ``(handle, stream)``; see :class:`~timely.InputHandle`."""
+        from timely.dataflow.operators.input import InputHandle
+
+        handle = InputHandle()
+        return handle, self.input_from(handle)
+
+    def input_from(self, handle):
+        """Attaches an unattached :class:`~timely.InputHandle`; returns its stream."""
+        from timely.dataflow.operators.input import input_from
+
+        return input_from(self, handle)
+
+    def new_unordered_input(self):
+        """An input whose records may be sent at any time the capability allows:
+        returns ``(handle, capability, stream)``; ``handle.session(cap).give(x)``."""
+        from timely.dataflow.operators.input import new_unordered_input
+
+        return new_unordered_input(self)
+
+    def to_stream(self, iterable):
+        """A stream of this worker's records from ``iterable``, all at the minimum time."""
+        from timely.dataflow.operators.input import to_stream
+
+        return to_stream(self, iterable)
+
+    def source(self, name: str, constructor):
+        """An operator with no inputs and one output.
+
+        ``constructor(capability, info)`` returns ``logic(output)``; the logic is
+        scheduled once at the start and then when ``info.activator`` is activated.
+        """
+        from timely.dataflow.operators.generic import source
+
+        return source(self, name, constructor)
+
+    def concatenate(self, streams):
+        """One stream with the records of all ``streams``."""
+        from timely.dataflow.operators.core import concatenate
+
+        return concatenate(self, list(streams))
+
+    # -- loops ---------------------------------------------------------------
+
+    def feedback(self, summary):
+        """A loop: returns ``(handle, stream)``. Records given to ``handle`` (by
+        ``stream.connect_loop(handle)``) reappear on ``stream`` with their time
+        advanced by ``summary`` (an int increments the innermost coordinate)."""
+        from timely.dataflow.operators.feedback import feedback
+
+        ps = summary_for(summary, self.arity)
+        if ps.is_zero():
+            raise SummaryError(
+                f"feedback summary {summary!r} does not advance timestamps: every cycle must")
+        return feedback(self, ps)
+
+    loop_variable = feedback
+
+    # -- child scopes --------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _child(self, name: str, nested: bool):
+        parent = self._sub
+        index = parent.allocate_index()
+        arity = parent.arity + 1 if nested else parent.arity
+        child_sub = Subgraph(self.worker, name, (*parent.path, index), arity, nested,
+                             parent=parent, index_in_parent=index)
+        child = Scope(self.worker, child_sub, parent=self)
+        yield child
+        child._finish()
+        child_sub.build(self.worker.peers)
+        child_sub.notify = [True] * child_sub.inputs
+        parent.add_child(index, child_sub, child_sub.shared)
+
+    def iterative(self, name: str = "Iterative"):
+        """A child scope whose timestamps add a loop counter: ``(outer..., iteration)``."""
+        return self._child(name, nested=True)
+
+    def scoped(self, name: str = "Scope"):
+        """A child scope whose timestamps add one coordinate."""
+        return self._child(name, nested=True)
+
+    def region(self, name: str = "Region"):
+        """A child scope with the same timestamps: groups operators."""
+        return self._child(name, nested=False)
+
+    def _finish(self) -> None:
+        """Called when the scope's block ends."""

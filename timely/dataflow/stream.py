@@ -1,0 +1,176 @@
+"""Streams: the output of an operator, and the operators that consume it."""
+
+from __future__ import annotations
+
+from timely.dataflow.operators import capture as _capture
+from timely.dataflow.operators import core as _core
+from timely.dataflow.operators import enterleave as _el
+from timely.dataflow.operators import generic as _generic
+from timely.dataflow.operators import probe as _probe
+
+
+class Stream:
+    """A timestamped stream of batches, produced by one operator output.
+
+    Every method builds an operator in the stream's scope and returns its
+    output stream (or a handle).
+    """
+
+    __slots__ = ("scope", "source", "_tee")
+
+    def __init__(self, scope, source, tee):
+        self.scope = scope
+        self.source = source
+        self._tee = tee
+
+    def connect_to(self, target, pusher) -> None:
+        """Adds the edge from this stream to ``target`` with the channel's pusher."""
+        self.scope._sub.add_edge(self.source, target)
+        self._tee.pushers.append(pusher)
+
+    def __repr__(self):
+        return f"Stream(scope={self.scope.name!r}, source={self.source})"
+
+    # -- record operators ----------------------------------------------------
+
+    def map(self, fn) -> "Stream":
+        """``fn(record)`` for every record."""
+        return _core.map_(self, fn)
+
+    def flat_map(self, fn) -> "Stream":
+        """Every element of ``fn(record)`` for every record."""
+        return _core.flat_map(self, fn)
+
+    def filter(self, pred) -> "Stream":
+        """The records for which ``pred(record)`` is true."""
+        return _core.filter_(self, pred)
+
+    def inspect(self, fn) -> "Stream":
+        """Calls ``fn(record)`` for every record, passing records on."""
+        return _core.inspect(self, fn)
+
+    def inspect_time(self, fn) -> "Stream":
+        """Calls ``fn(time, record)`` for every record."""
+        return _core.inspect_time(self, fn)
+
+    def inspect_batch(self, fn) -> "Stream":
+        """Calls ``fn(time, batch)`` for every batch."""
+        return _core.inspect_batch(self, fn)
+
+    def exchange(self, route) -> "Stream":
+        """Sends each record to worker ``route(record) % peers``."""
+        return _core.exchange(self, route)
+
+    def broadcast(self) -> "Stream":
+        """Sends every record to every worker."""
+        return _core.broadcast(self)
+
+    def concat(self, other: "Stream") -> "Stream":
+        """The records of both streams."""
+        return _core.concatenate(self.scope, [self, other])
+
+    def partition(self, parts: int, route) -> list:
+        """``parts`` streams; ``route(record)`` gives ``(part, value)``."""
+        return _core.partition(self, parts, route)
+
+    def branch(self, condition):
+        """``(false_stream, true_stream)`` by ``condition(time, record)``."""
+        return _core.branch(self, condition)
+
+    def branch_when(self, condition):
+        """``(false_stream, true_stream)`` by ``condition(time)`` per batch."""
+        return _core.branch_when(self, condition)
+
+    def ok(self) -> "Stream":
+        """The values of the ``Ok`` records."""
+        return _core.ok(self)
+
+    def err(self) -> "Stream":
+        """The errors of the ``Err`` records."""
+        return _core.err(self)
+
+    def delay(self, fn) -> "Stream":
+        """Each record moves to time ``fn(record, time)``, released when that time completes."""
+        return _core.delay(self, fn)
+
+    def delay_batch(self, fn) -> "Stream":
+        """Each batch moves to time ``fn(time)``."""
+        return _core.delay_batch(self, fn)
+
+    def reclock(self, clock: "Stream") -> "Stream":
+        """Records reported at the times of ``clock``."""
+        return _core.reclock(self, clock)
+
+    def accumulate(self, init, logic) -> "Stream":
+        """One value per complete time: ``logic(acc, batch)`` folded from ``init``."""
+        return _core.accumulate(self, init, logic)
+
+    def count(self) -> "Stream":
+        """The number of records per complete time."""
+        return _core.count(self)
+
+    # -- scopes and loops ----------------------------------------------------
+
+    def enter(self, scope) -> "Stream":
+        """This stream inside the child ``scope`` (times gain a zero coordinate)."""
+        return _el.enter(self, scope)
+
+    def leave(self) -> "Stream":
+        """This stream in the parent scope (times lose their last coordinate)."""
+        return _el.leave(self)
+
+    def connect_loop(self, handle) -> None:
+        """Feeds a loop made by ``scope.feedback(summary)``."""
+        handle.connect(self)
+
+    # -- observing -----------------------------------------------------------
+
+    def probe(self):
+        """A :class:`ProbeHandle` on this stream's frontier."""
+        handle = _probe.ProbeHandle()
+        _probe.probe_with(self, handle, passthrough=False)
+        return handle
+
+    def probe_with(self, handle) -> "Stream":
+        """Adds this stream to ``handle``'s frontier; returns the stream unchanged."""
+        return _probe.probe_with(self, handle, passthrough=True)
+
+    def capture(self):
+        """Records the stream's events in this process; ``.extract()`` gives
+        ``[(time, sorted records)]``."""
+        handle = _capture.CaptureHandle()
+        _capture.capture_into(self, handle)
+        return handle
+
+    def capture_into(self, pusher) -> None:
+        """Pushes every event (``Messages``, ``Progress``) to ``pusher.push``."""
+        _capture.capture_into(self, pusher)
+
+    # -- generic operators ---------------------------------------------------
+
+    def sink(self, pact, name: str, logic) -> None:
+        """An operator with no outputs: ``logic(input)``."""
+        _generic.sink(self, pact, name, logic)
+
+    def unary(self, pact, name: str, constructor) -> "Stream":
+        """``constructor(capability, info)`` returns ``logic(input, output)``."""
+        return _generic.unary(self, pact, name, constructor)
+
+    def unary_frontier(self, pact, name: str, constructor) -> "Stream":
+        """As ``unary``; the logic reads ``input.frontier``."""
+        return _generic.unary_frontier(self, pact, name, constructor)
+
+    def unary_notify(self, pact, name: str, init_times, logic) -> "Stream":
+        """``logic(input, output, notificator)``."""
+        return _generic.unary_notify(self, pact, name, init_times, logic)
+
+    def binary(self, other, pact1, pact2, name: str, constructor) -> "Stream":
+        """``constructor(capability, info)`` returns ``logic(input1, input2, output)``."""
+        return _generic.binary(self, other, pact1, pact2, name, constructor)
+
+    def binary_frontier(self, other, pact1, pact2, name: str, constructor) -> "Stream":
+        return _generic.binary_frontier(self, other, pact1, pact2, name, constructor)
+
+    def binary_notify(self, other, pact1, pact2, name: str, init_times, logic) -> "Stream":
+        """``logic(input1, input2, output, notificator)``."""
+        return _generic.binary_notify(self, other, pact1, pact2, name, init_times, logic)

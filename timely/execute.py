@@ -1,0 +1,52 @@
+"""Running a computation on workers."""
+
+from __future__ import annotations
+
+import argparse
+
+from timely.communication.allocator import ThreadAllocator
+from timely.errors import TimelyError
+from timely.worker import Worker
+
+
+def execute_directly(work, **options):
+    """Runs ``work(worker)`` on one worker in this thread; steps until every
+    dataflow completes, then returns what ``work`` returned."""
+    worker = Worker(ThreadAllocator(), **options)
+    result = work(worker)
+    worker.drain()
+    return result
+
+
+def execute(work, workers: int = 1, **options):
+    """Runs ``work(worker)`` on ``workers`` workers; returns their results in
+    index order."""
+    if workers < 1:
+        raise TimelyError(f"workers must be at least 1, not {workers}")
+    if workers == 1:
+        return [execute_directly(work, **options)]
+    from timely.communication.process import execute_processes
+
+    return execute_processes(work, workers, **options)
+
+
+def parse_args(args):
+    """``-w`` workers per process, ``-n`` processes, ``-p`` this process, ``-h`` hostfile."""
+    parser = argparse.ArgumentParser(prog="timely", add_help=False)
+    parser.add_argument("-w", "--workers", type=int, default=1)
+    parser.add_argument("-n", "--processes", type=int, default=1)
+    parser.add_argument("-p", "--process", type=int, default=0)
+    parser.add_argument("-h", "--hostfile", default=None)
+    parsed, _rest = parser.parse_known_args(list(args))
+    return parsed
+
+
+def execute_from_args(args, work, **options):
+    """Runs ``work`` with the configuration in ``args`` (``-w -n -p -h`` as in the
+    Rust crate)."""
+    config = parse_args(args)
+    if config.processes != 1:
+        from timely.communication.cluster import execute_cluster
+
+        return execute_cluster(work, config, **options)
+    return execute(work, workers=config.workers, **options)

@@ -1,0 +1,138 @@
+"""The worker: builds dataflows and steps them.
+
+Every worker runs the same program: builds the same dataflows in the same
+order (so operators and channels get the same identifiers everywhere) and
+steps them until they complete. A step receives what other workers sent,
+schedules the dataflows that have something to do, and flushes what this
+worker sent. Operators run only when activated: data arrived, a frontier they
+watch changed, or something called their activator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time as _time
+
+from timely.communication.allocator import ThreadAllocator
+from timely.errors import DataflowError
+from timely.progress.broadcast import Progcaster
+from timely.progress.subgraph import Subgraph
+
+
+class Worker:
+    """One timely worker.
+
+    ``index`` and ``peers`` say which of how many workers this is. ``dataflow()``
+    builds a dataflow; ``step()`` runs one round of scheduling and returns
+    whether any dataflow remains.
+    """
+
+    def __init__(self, allocator=None, *, check_progress: bool = False, schedule_seed=None):
+        self.allocator = allocator if allocator is not None else ThreadAllocator()
+        self.index = self.allocator.index
+        self.peers = self.allocator.peers
+        self.check_progress = check_progress
+        self.schedule_rng = random.Random(schedule_seed) if schedule_seed is not None else None
+        self.dataflows: dict[int, Subgraph] = {}
+        self.active: set[int] = set()
+        self._next_dataflow = 0
+        self._next_channel = 0
+        self._stepping = False
+        self._building = False
+
+    # -- identifiers ---------------------------------------------------------
+
+    def next_channel_id(self) -> int:
+        """The next channel identifier; every worker allocates them in the same order."""
+        identifier = self._next_channel
+        self._next_channel += 1
+        return identifier
+
+    def progcaster(self, subgraph: Subgraph) -> Progcaster:
+        return Progcaster(self, self.next_channel_id(), subgraph.activate_self)
+
+    # -- building ------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def dataflow(self, name: str = "Dataflow"):
+        """Builds a dataflow: yields its root scope (integer timestamps).
+
+        The dataflow is compiled and starts running when the block ends.
+        """
+        from timely.dataflow.scope import Scope
+
+        if self._building:
+            raise DataflowError("dataflow() blocks do not nest; use scope.region() or iterative()")
+        identifier = self._next_dataflow
+        self._next_dataflow += 1
+        subgraph = Subgraph(self, name, (identifier,), arity=1, nested=False,
+                            parent=None, index_in_parent=None)
+        subgraph.dataflow_id = identifier
+        scope = Scope(self, subgraph, parent=None)
+        self._building = True
+        try:
+            yield scope
+            scope._finish()
+            subgraph.build(self.peers)
+        finally:
+            self._building = False
+        self.dataflows[identifier] = subgraph
+        self.active.add(identifier)
+
+    def activate_dataflow(self, subgraph: Subgraph) -> None:
+        self.active.add(subgraph.dataflow_id)
+
+    # -- running -------------------------------------------------------------
+
+    def step(self) -> bool:
+        """One round: receive, schedule active dataflows, release. True while
+        dataflows remain."""
+        if self._stepping:
+            raise DataflowError("step() called from inside a step (from operator logic?)")
+        self._stepping = True
+        try:
+            self.allocator.receive()
+            if self.active:
+                active = sorted(self.active)
+                self.active.clear()
+                for identifier in active:
+                    subgraph = self.dataflows.get(identifier)
+                    if subgraph is None:
+                        continue
+                    if not subgraph.schedule():
+                        subgraph.shut_down()
+                        del self.dataflows[identifier]
+            self.allocator.release()
+        finally:
+            self._stepping = False
+        return bool(self.dataflows)
+
+    def step_while(self, condition) -> None:
+        """Steps while ``condition()`` holds."""
+        while condition():
+            self.step()
+
+    def step_or_park(self, timeout: float | None = None) -> bool:
+        """Steps; if nothing was active, first waits up to ``timeout`` seconds
+        for data from other workers."""
+        if not self.active:
+            self.allocator.receive()
+            if not self.active and self.dataflows:
+                self.allocator.park(timeout)
+        return self.step()
+
+    def has_dataflows(self) -> bool:
+        return bool(self.dataflows)
+
+    def installed_dataflows(self) -> list[int]:
+        return sorted(self.dataflows)
+
+    def drain(self, timeout: float | None = None) -> None:
+        """Steps until every dataflow has completed."""
+        deadline = None if timeout is None else _time.monotonic() + timeout
+        while self.step_or_park(0.001 if self.peers > 1 else 0):
+            if deadline is not None and _time.monotonic() > deadline:
+                raise DataflowError(
+                    f"worker {self.index}: dataflows {self.installed_dataflows()} did not complete "
+                    f"within {timeout} s")
