@@ -104,14 +104,8 @@ int tly_sort_rows(const uint64_t *rows, size_t n, size_t k, uint32_t *perm)
     return 0;
 }
 
-size_t tly_compact(uint64_t *rows, int64_t *diffs, size_t n, size_t k)
+static size_t compact_rows(uint64_t *rows, int64_t *diffs, size_t n, size_t k)
 {
-    if (n == 0) {
-        return 0;
-    }
-    if (n == 1) {
-        return diffs[0] == 0 ? 0 : 1;
-    }
     uint32_t *perm = malloc(n * sizeof(uint32_t));
     if (perm == NULL) {
         return (size_t)-1;
@@ -177,5 +171,187 @@ size_t tly_compact(uint64_t *rows, int64_t *diffs, size_t n, size_t k)
     free(nrows);
     free(ndiffs);
     free(perm);
+    return out;
+}
+
+typedef struct {
+    uint64_t key;
+    int64_t diff;
+} pair_t;
+
+/* LSD radix sort of pairs by key, on digits of `bits` bits, skipping digits
+ * on which every key agrees. Sorted output ends in *out (one of a or b). */
+static int radix_pairs(pair_t *a, pair_t *b, size_t n, pair_t **out)
+{
+    uint64_t varying = 0;
+    for (size_t i = 1; i < n; i++) {
+        varying |= a[i].key ^ a[0].key;
+    }
+    unsigned bits = n >= 65536 ? 16 : 8;
+    size_t buckets = (size_t)1 << bits;
+    size_t *count = malloc(buckets * sizeof(size_t));
+    if (count == NULL) {
+        return -1;
+    }
+    pair_t *src = a;
+    pair_t *dst = b;
+    for (unsigned shift = 0; shift < 64; shift += bits) {
+        uint64_t mask = (uint64_t)(buckets - 1);
+        if (((varying >> shift) & mask) == 0) {
+            continue;
+        }
+        memset(count, 0, buckets * sizeof(size_t));
+        for (size_t i = 0; i < n; i++) {
+            count[(src[i].key >> shift) & mask]++;
+        }
+        size_t total = 0;
+        for (size_t d = 0; d < buckets; d++) {
+            size_t c = count[d];
+            count[d] = total;
+            total += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            dst[count[(src[i].key >> shift) & mask]++] = src[i];
+        }
+        pair_t *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    free(count);
+    *out = src;
+    return 0;
+}
+
+/* When the coordinates' ranges multiply to at most 2^64, each row maps to one
+ * uint64 key by mixed radix, which preserves lexicographic order: rows then
+ * compact as single keys. Returns 1 and fills mins/weights/spans, or 0. */
+static int packable(const uint64_t *rows, size_t n, size_t k,
+                    uint64_t *mins, uint64_t *spans, uint64_t *weights, uint64_t *top)
+{
+    uint64_t maxs[TLY_MAX_ARITY];
+    for (size_t c = 0; c < k; c++) {
+        mins[c] = maxs[c] = rows[c];
+    }
+    for (size_t i = 1; i < n; i++) {
+        const uint64_t *r = rows + i * k;
+        for (size_t c = 0; c < k; c++) {
+            if (r[c] < mins[c]) {
+                mins[c] = r[c];
+            }
+            if (r[c] > maxs[c]) {
+                maxs[c] = r[c];
+            }
+        }
+    }
+    /* weights[c] = product of spans[c+1 .. k-1]; the largest key is top. */
+    uint64_t weight = 1;
+    uint64_t largest = 0;
+    for (size_t cc = k; cc-- > 0;) {
+        uint64_t range = maxs[cc] - mins[cc];     /* span - 1, never overflows */
+        weights[cc] = weight;
+        spans[cc] = range + 1;                    /* 0 means 2^64: only valid for cc == 0 */
+        /* largest += range * weight, checked */
+        if (range != 0 && weight > UINT64_MAX / range) {
+            return 0;
+        }
+        uint64_t add = range * weight;
+        if (largest > UINT64_MAX - add) {
+            return 0;
+        }
+        largest += add;
+        if (cc > 0) {
+            if (range == UINT64_MAX || (range + 1 != 0 && weight > UINT64_MAX / (range + 1))) {
+                return 0;
+            }
+            weight *= range + 1;
+        }
+    }
+    *top = largest;
+    return 1;
+}
+
+size_t tly_compact(uint64_t *rows, int64_t *diffs, size_t n, size_t k)
+{
+    if (n == 0) {
+        return 0;
+    }
+    if (n == 1) {
+        return diffs[0] == 0 ? 0 : 1;
+    }
+    uint64_t mins[TLY_MAX_ARITY], spans[TLY_MAX_ARITY], weights[TLY_MAX_ARITY], top;
+    if (k > TLY_MAX_ARITY || !packable(rows, n, k, mins, spans, weights, &top)) {
+        return compact_rows(rows, diffs, n, k);
+    }
+    size_t out = 0;
+    if (top <= 2 * (uint64_t)n + 65536) {
+        /* Dense: accumulate diffs by key, then read the keys back in order. */
+        size_t range = (size_t)top + 1;
+        int64_t *acc = calloc(range, sizeof(int64_t));
+        if (acc == NULL) {
+            return compact_rows(rows, diffs, n, k);
+        }
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t *r = rows + i * k;
+            uint64_t key = 0;
+            for (size_t c = 0; c < k; c++) {
+                key += (r[c] - mins[c]) * weights[c];
+            }
+            acc[key] += diffs[i];
+        }
+        for (size_t key = 0; key < range; key++) {
+            if (acc[key] != 0) {
+                uint64_t rest = key;
+                uint64_t *r = rows + out * k;
+                for (size_t c = 0; c < k; c++) {
+                    r[c] = mins[c] + rest / weights[c];
+                    rest %= weights[c];
+                }
+                diffs[out++] = acc[key];
+            }
+        }
+        free(acc);
+        return out;
+    }
+    pair_t *a = malloc(n * sizeof(pair_t));
+    pair_t *b = malloc(n * sizeof(pair_t));
+    pair_t *sorted;
+    if (a == NULL || b == NULL) {
+        free(a);
+        free(b);
+        return compact_rows(rows, diffs, n, k);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t *r = rows + i * k;
+        uint64_t key = 0;
+        for (size_t c = 0; c < k; c++) {
+            key += (r[c] - mins[c]) * weights[c];
+        }
+        a[i].key = key;
+        a[i].diff = diffs[i];
+    }
+    if (radix_pairs(a, b, n, &sorted) != 0) {
+        free(a);
+        free(b);
+        return compact_rows(rows, diffs, n, k);
+    }
+    for (size_t i = 0; i < n;) {
+        uint64_t key = sorted[i].key;
+        int64_t sum = 0;
+        while (i < n && sorted[i].key == key) {
+            sum += sorted[i].diff;
+            i++;
+        }
+        if (sum != 0) {
+            uint64_t rest = key;
+            uint64_t *r = rows + out * k;
+            for (size_t c = 0; c < k; c++) {
+                r[c] = mins[c] + rest / weights[c];
+                rest %= weights[c];
+            }
+            diffs[out++] = sum;
+        }
+    }
+    free(a);
+    free(b);
     return out;
 }

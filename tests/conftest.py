@@ -21,7 +21,7 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 settings.register_profile("dev", max_examples=100, **_COMMON)
 settings.register_profile("ci", max_examples=2000, print_blob=True, **_COMMON)
 

@@ -32,6 +32,7 @@ from timely.dataflow import (
     ProbeHandle,
     Scope,
     Stream,
+    Vertex,
 )
 from timely.execute import execute, execute_directly, execute_from_args
 from timely.worker import Worker
@@ -55,6 +56,7 @@ __all__ = [
     "ProgressError",
     "Scope",
     "Stream",
+    "Vertex",
     "Worker",
     "execute",
     "execute_directly",

@@ -74,7 +74,7 @@ class Worker:
         try:
             yield scope
             scope._finish()
-            subgraph.build(self.peers)
+            subgraph.build()
         finally:
             self._building = False
         self.dataflows[identifier] = subgraph

@@ -66,6 +66,7 @@ static void check_sort(size_t n, size_t k, unsigned range)
     free(perm);
 }
 
+/* range 0: full 64-bit coordinates (no packing); otherwise coordinates below range. */
 static void check_compact(size_t n, size_t k, unsigned range)
 {
     uint64_t *rows = malloc(n * k * sizeof(uint64_t) + 1);
@@ -74,7 +75,11 @@ static void check_compact(size_t n, size_t k, unsigned range)
     int64_t *odiffs = malloc(n * sizeof(int64_t) + 1);
     for (size_t i = 0; i < n; i++) {
         for (size_t c = 0; c < k; c++) {
-            rows[i * k + c] = rnd() % range;
+            rows[i * k + c] = range ? rnd() % range : rnd();
+        }
+        /* Repeat earlier rows often, so that sums cancel and merge. */
+        if (i > 0 && rnd() % 2 == 0) {
+            memcpy(rows + i * k, rows + (rnd() % i) * k, k * sizeof(uint64_t));
         }
         diffs[i] = (int64_t)(rnd() % 5) - 2;
     }
@@ -113,6 +118,51 @@ static void check_compact(size_t n, size_t k, unsigned range)
     free(diffs);
     free(orig);
     free(odiffs);
+}
+
+/* Large inputs: the compaction against sort-then-merge (the sort is checked above). */
+static void check_compact_large(size_t n, size_t k, unsigned range)
+{
+    uint64_t *rows = calloc(n * k, sizeof(uint64_t));
+    int64_t *diffs = malloc(n * sizeof(int64_t));
+    uint32_t *perm = malloc(n * sizeof(uint32_t));
+    uint64_t *expect = malloc(n * k * sizeof(uint64_t));
+    int64_t *edif = malloc(n * sizeof(int64_t));
+    for (size_t i = 0; i < n; i++) {
+        for (size_t c = 0; c < k; c++) {
+            rows[i * k + c] = range ? rnd() % range : rnd();
+        }
+        if (i > 0 && rnd() % 2 == 0) {
+            memcpy(rows + i * k, rows + (rnd() % i) * k, k * sizeof(uint64_t));
+        }
+        diffs[i] = (int64_t)(rnd() % 5) - 2;
+    }
+    CHECK(tly_sort_rows(rows, n, k, perm) == 0, "sort failed");
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+        const uint64_t *r = rows + (size_t)perm[i] * k;
+        int64_t sum = 0;
+        size_t j = i;
+        while (j < n && tly_row_eq(rows + (size_t)perm[j] * k, r, k)) {
+            sum += diffs[perm[j]];
+            j++;
+        }
+        if (sum != 0) {
+            tly_row_copy(expect + m * k, r, k);
+            edif[m++] = sum;
+        }
+        i = j;
+    }
+    size_t got = tly_compact(rows, diffs, n, k);
+    CHECK(got == m, "compacted to %zu entries, expected %zu", got, m);
+    for (size_t i = 0; i < m; i++) {
+        CHECK(tly_row_eq(rows + i * k, expect + i * k, k) && diffs[i] == edif[i], "entry %zu differs", i);
+    }
+    free(rows);
+    free(diffs);
+    free(perm);
+    free(expect);
+    free(edif);
 }
 
 /* Brute-force model: a list of distinct times with counts. */
@@ -237,6 +287,13 @@ int main(void)
         }
         check_sort(100000, k, 1u << 20);
         cases++;
+        /* dense, radix-on-packed-keys and row-sort paths of the compaction */
+        check_compact(1500, k, 7);
+        check_compact(1500, k, 1u << 30);
+        check_compact(1500, k, 0);
+        check_compact_large(100000, k, 1u << 31);
+        check_compact_large(100000, k, 0);
+        cases += 5;
         for (int rep = 0; rep < 300; rep++) {
             check_antichain(k, 4 + rep % 5, 120);
             cases++;

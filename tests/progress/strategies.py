@@ -109,8 +109,12 @@ def graphs(draw, arity: int | None = None, max_nodes: int = 8, huge: bool = True
     feedback = {i for i in range(1, n) if draw(st.integers(0, 3)) == 0}
     node0_connected = draw(st.integers(0, 4)) == 0
     shapes = [(scope_outputs, scope_inputs)]
-    summaries = [[[draw(inc(True)) if node0_connected else [] for _ in range(scope_inputs)]
-                  for _ in range(scope_outputs)]]
+    summaries = [
+        [
+            [draw(inc(True)) if node0_connected else [] for _ in range(scope_inputs)]
+            for _ in range(scope_outputs)
+        ]
+    ]
     for i in range(1, n):
         ins = draw(st.integers(1 if i in feedback else 0, 3))
         outs = draw(st.integers(1 if i in feedback else 0, 2))
@@ -120,7 +124,8 @@ def graphs(draw, arity: int | None = None, max_nodes: int = 8, huge: bool = True
 
     def sources_before(j):  # sources that come earlier in topological order than node j
         return [(0, o) for o in range(scope_inputs)] + [
-            (m, o) for m in range(1, j) for o in range(shapes[m][1])]
+            (m, o) for m in range(1, j) for o in range(shapes[m][1])
+        ]
 
     all_sources = sources_before(n)
     for j in range(1, n):

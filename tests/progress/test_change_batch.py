@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -26,7 +27,7 @@ def as_times(array, arity):
 
 @given(arities.flatmap(lambda a: st.tuples(st.just(a), updates(a))))
 def test_drain_matches_oracle(case):
-    arity, ups = case
+    _, ups = case
     b, r = ChangeBatch(), ref.ChangeBatch()
     for t, d in ups:
         b.update(t, d)
@@ -148,7 +149,31 @@ class ChangeBatchMachine(RuleBasedStateMachine):
         assert list(self.b) == expected
 
 
-ChangeBatchMachine.TestCase.settings = settings(
-    max_examples=examples(0.25), stateful_step_count=30
+ChangeBatchMachine.TestCase.settings = settings(max_examples=examples(0.25), stateful_step_count=30)
+test_change_batch_machine = pytest.mark.slow(ChangeBatchMachine.TestCase)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(0.1))
+@given(
+    arities.flatmap(
+        lambda a: st.lists(
+            st.tuples(
+                st.integers(0, 2**64 - 1)
+                if a == 1
+                else st.tuples(*([st.integers(0, 2**64 - 1) | st.integers(0, 3)] * a)),
+                st.integers(-3, 3),
+            ),
+            max_size=400,
+        )
+    )
 )
-test_change_batch_machine = ChangeBatchMachine.TestCase
+def test_many_distinct_times(ups):
+    """Large batches of times spread over all 64 bits: the radix sort sees every byte."""
+    b = ChangeBatch()
+    for t, d in ups:
+        b.update(t, d)
+    b.extend(ups)  # doubles every diff, and the batch size, past the compaction threshold
+    expected = ref.ChangeBatch([(t, 2 * d) for t, d in ups]).drain()
+    assert list(b) == expected
+    assert b.drain() == expected

@@ -121,9 +121,8 @@ def test_bad_timestamp(arity, name, bad, error, named):
 def test_bad_summary_values(bad):
     with pytest.raises(SummaryError) as info:
         PathSummary(bad)
-    assert str(bad if isinstance(bad, int) else [c for c in bad if not 0 <= c <= MAX][0]) in str(
-        info.value
-    )
+    named = bad if isinstance(bad, int) else next(c for c in bad if not 0 <= c <= MAX)
+    assert str(named) in str(info.value)
 
 
 @pytest.mark.parametrize("bad", [1.5, "1", None, True, (1, 2.0)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -15,7 +16,9 @@ def time_lists(arity, max_size=20):
     return st.lists(times(arity), max_size=max_size)
 
 
-@given(arities.flatmap(lambda a: st.tuples(st.just(a), time_lists(a), time_lists(a), time_lists(a))))
+@given(
+    arities.flatmap(lambda a: st.tuples(st.just(a), time_lists(a), time_lists(a), time_lists(a)))
+)
 def test_antichain(case):
     arity, inserts, other, probes = case
     a, r = Antichain(arity=arity), ref.Antichain(arity=arity)
@@ -63,10 +66,15 @@ def update_lists(arity, max_size=50):
     return st.lists(st.tuples(times(arity), diffs), max_size=max_size)
 
 
-@given(arities.flatmap(lambda a: st.tuples(
-    st.just(a), st.lists(update_lists(a, 10), max_size=5), time_lists(a, 10))))
+@given(
+    arities.flatmap(
+        lambda a: st.tuples(
+            st.just(a), st.lists(update_lists(a, 10), max_size=5), time_lists(a, 10)
+        )
+    )
+)
 def test_mutable_antichain_sequences(case):
-    arity, batches, probes = case
+    _, batches, probes = case
     m, r = MutableAntichain(), ref.MutableAntichain()
     for batch in batches:
         assert m.update_iter(batch) == r.update_iter(batch)
@@ -163,4 +171,44 @@ class MutableAntichainMachine(RuleBasedStateMachine):
 MutableAntichainMachine.TestCase.settings = settings(
     max_examples=examples(0.25), stateful_step_count=30
 )
-test_mutable_antichain_machine = MutableAntichainMachine.TestCase
+test_mutable_antichain_machine = pytest.mark.slow(MutableAntichainMachine.TestCase)
+
+
+def wide_times(arity):
+    """Many distinct times (deep search trees), some anywhere in [0, 2**64)."""
+    c = st.one_of(st.integers(0, 20), st.integers(0, 20), st.integers(0, 2**64 - 1))
+    return c if arity == 1 else st.tuples(*([c] * arity))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(0.1))
+@given(
+    arities.flatmap(
+        lambda a: st.tuples(
+            st.just(a),
+            st.lists(
+                st.lists(st.tuples(wide_times(a), st.sampled_from([-1, 1, 1, 2])), max_size=60),
+                max_size=8,
+            ),
+        )
+    ),
+    st.data(),
+)
+def test_mutable_antichain_many_times(case, data):
+    """Hundreds of distinct times, then retiring the frontier element by element: the
+    search tree grows, rebalances and shrinks (counts returning to zero free nodes)."""
+    _, batches = case
+    m, r = MutableAntichain(), ref.MutableAntichain()
+    for batch in batches:
+        assert m.update_iter(batch) == r.update_iter(batch)
+        assert m.updates() == r.updates()
+    while not r.is_empty():
+        t = data.draw(st.sampled_from(r.frontier_elements()))
+        d = -r.count_for(t)
+        assert m.update(t, d) == r.update(t, d)
+        assert len(m) == len(r)
+    assert m.is_empty() and m.updates() == r.updates()
+    # Everything left is non-positive; re-adding it all brings each time back to zero.
+    batch = [(t, -c) for t, c in r.updates()]
+    assert m.update_iter(batch) == r.update_iter(batch)
+    assert len(m) == 0 and m.updates() == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -89,14 +90,17 @@ class NotificatorMachine(RuleBasedStateMachine):
         assert self.n.is_empty() == self.r.is_empty()
 
 
-NotificatorMachine.TestCase.settings = settings(
-    max_examples=examples(0.25), stateful_step_count=30
+NotificatorMachine.TestCase.settings = settings(max_examples=examples(0.25), stateful_step_count=30)
+test_notificator_machine = pytest.mark.slow(NotificatorMachine.TestCase)
+
+
+@given(
+    arities.flatmap(
+        lambda a: st.tuples(
+            st.just(a), st.lists(times(a), max_size=30), st.lists(times(a), max_size=4)
+        )
+    )
 )
-test_notificator_machine = NotificatorMachine.TestCase
-
-
-@given(arities.flatmap(lambda a: st.tuples(
-    st.just(a), st.lists(times(a), max_size=30), st.lists(times(a), max_size=4))))
 def test_release_in_time_order(case):
     """Everything the frontier no longer covers comes out once, in time order, coalesced."""
     arity, requests, frontier = case

@@ -22,7 +22,7 @@ from tests.progress.strategies import (
 from tests.reference import reachability as ref
 from tests.reference.timestamp import coords, from_coords, minimum, sort_key
 from timely.errors import CycleError, GraphError
-from timely.progress import Builder, Source, Target
+from timely.progress import Antichain, Builder, PathSummary, Source, Target
 
 TARGET, SOURCE = ref.TARGET, ref.SOURCE
 
@@ -53,10 +53,14 @@ def compare(g: Graph, tracker, oracle):
     assert normalize_pushed(pushed) == normalize_pushed(expected_pushed)
     outputs, expected_outputs = tracker.output_changes(), oracle.output_changes()
     for source in g.sources():
-        assert tracker.source_frontier(source).elements() == oracle.source_frontier(source).elements()
+        assert (
+            tracker.source_frontier(source).elements() == oracle.source_frontier(source).elements()
+        )
         assert tracker.source_pointstamps(source) == oracle.source_pointstamps(source)
     for target in g.targets():
-        assert tracker.target_frontier(target).elements() == oracle.target_frontier(target).elements()
+        assert (
+            tracker.target_frontier(target).elements() == oracle.target_frontier(target).elements()
+        )
         assert tracker.target_pointstamps(target) == oracle.target_pointstamps(target)
     assert tracker.tracking_anything() == oracle.tracking_anything()
     assert outputs == expected_outputs
@@ -89,9 +93,13 @@ class Accumulated:
             self.g.arity, self.g.shapes, self.g.summaries, self.g.edges, self.counts, self.paths
         )
         for (node, kind, port), frontier in expected.items():
-            got = (tracker.target_frontier if kind == TARGET else tracker.source_frontier)((node, port))
+            got = (tracker.target_frontier if kind == TARGET else tracker.source_frontier)(
+                (node, port)
+            )
             assert got.elements() == frontier, ((node, kind, port), got.elements(), frontier)
-        expected_outputs = ref.brute_force_outputs(self.g.arity, self.g.shapes, self.counts, self.paths)
+        expected_outputs = ref.brute_force_outputs(
+            self.g.arity, self.g.shapes, self.counts, self.paths
+        )
         for acc, exp in zip(self.outputs, expected_outputs):
             assert {t: c for t, c in acc.items() if c != 0} == exp
 
@@ -112,7 +120,9 @@ def check_builder_summary(g, summary, oracle_summary, paths):
     for i in range(scope_inputs):
         assert len(summary[i]) == scope_outputs
         for o in range(scope_outputs):
-            expected = ref.sorted_summaries(paths.get((ref.source_loc(0, i), ref.target_loc(0, o)), []))
+            expected = ref.sorted_summaries(
+                paths.get((ref.source_loc(0, i), ref.target_loc(0, o)), [])
+            )
             assert summary[i][o].elements() == oracle_summary[i][o].elements() == expected
 
 
@@ -201,10 +211,20 @@ def test_overflowing_summary_drops_the_time(Build):
 
 def zero_cycle_graphs():
     yield "self-loop", 1, [(0, 0), (1, 1)], [[], [[[0]]]], [((1, 0), (1, 0))]
-    yield "two nodes", 2, [(0, 0), (1, 1), (1, 1)], [[], [[[(0, 0)]]], [[[(0, 0), (1, 0)]]]], [
-        ((1, 0), (2, 0)), ((2, 0), (1, 0))]
-    yield "through scope", 1, [(1, 1), (1, 1)], [[[[0]]], [[[0]]]], [
-        ((0, 0), (1, 0)), ((1, 0), (0, 0))]
+    yield (
+        "two nodes",
+        2,
+        [(0, 0), (1, 1), (1, 1)],
+        [[], [[[(0, 0)]]], [[[(0, 0), (1, 0)]]]],
+        [((1, 0), (2, 0)), ((2, 0), (1, 0))],
+    )
+    yield (
+        "through scope",
+        1,
+        [(1, 1), (1, 1)],
+        [[[[0]]], [[[0]]]],
+        [((0, 0), (1, 0)), ((1, 0), (0, 0))],
+    )
     yield "zero among several", 2, [(0, 0), (1, 1)], [[], [[[(0, 1), (0, 0)]]]], [((1, 0), (1, 0))]
 
 
@@ -230,11 +250,30 @@ def test_advancing_cycle_is_accepted():
 # ---------------------------------------------------------------------------
 
 
+def summaries_as(style, cell):
+    if style == "PathSummary":
+        return [PathSummary(s) for s in cell]
+    if style == "Antichain":
+        return Antichain(cell)
+    return iter(cell)
+
+
 @settings(max_examples=examples(0.5))
-@given(graphs())
-def test_build(g):
-    tracker, summary, oracle, oracle_summary = build_both(g)
+@given(graphs(), st.sampled_from(["PathSummary", "Antichain", "iterator"]))
+def test_build(g, style):
+    tracker, summary, _, oracle_summary = build_both(g)
     assert g.build(Builder).is_acyclic()
+    # Summaries given as PathSummary objects, an Antichain or an iterator build the same.
+    other = Graph(
+        g.arity,
+        g.shapes,
+        [[[summaries_as(style, cell) for cell in row] for row in node] for node in g.summaries],
+        g.edges,
+    )
+    _, other_summary = other.build(Builder).build()
+    assert [[a.elements() for a in row] for row in other_summary] == [
+        [a.elements() for a in row] for row in summary
+    ]
     assert tracker.arity == g.arity
     assert tracker.nodes == len(g.shapes)
     for n, shape in enumerate(g.shapes):
@@ -260,12 +299,15 @@ def graphs_with_updates(draw, max_updates=50):
             batch = []
             for _ in range(size):
                 kind, loc = draw(st.sampled_from(locations))
-                batch.append((kind, loc, draw(times(g.arity)), draw(st.sampled_from([-2, -1, 1, 1, 2]))))
+                batch.append(
+                    (kind, loc, draw(times(g.arity)), draw(st.sampled_from([-2, -1, 1, 1, 2])))
+                )
             batches.append(batch)
     return g, batches
 
 
-@settings(max_examples=examples(0.5))
+@pytest.mark.slow
+@settings(max_examples=examples(1.0))
 @given(graphs_with_updates())
 def test_random_updates(case):
     """Arbitrary batches, counts going negative at will: after every propagate_all the
@@ -277,6 +319,8 @@ def test_random_updates(case):
     for batch in batches:
         for kind, loc, t, d in batch:
             acc.update(kind, loc, t, d, tracker, oracle)
+        # Unpropagated changes count as tracking, unless they cancel out.
+        assert tracker.tracking_anything() == oracle.tracking_anything()
         propagate_and_check(g, acc, tracker, oracle)
     # Retract everything: nothing may remain.
     for (node, kind, port), per_time in list(acc.counts.items()):
@@ -316,9 +360,11 @@ def test_updates_split_across_propagations(case, data):
         for t, d in changes:
             outputs[o][t] += d
     assert {k: v for k, v in pushed.items() if v} == {
-        (k, n, p, t): d for k, n, p, t, d in normalize_pushed(once.pushed_changes())}
+        (k, n, p, t): d for k, n, p, t, d in normalize_pushed(once.pushed_changes())
+    }
     assert [{t: d for t, d in o.items() if d} for o in outputs] == [
-        dict(changes) for changes in once.output_changes()]
+        dict(changes) for changes in once.output_changes()
+    ]
     for s in g.sources():
         assert step.source_frontier(s) == once.source_frontier(s)
     for t in g.targets():
@@ -382,11 +428,14 @@ class Simulation:
         return self.data.draw(strategy)
 
     def held(self, w):
-        return sorted((k for k, c in self.caps[w].items() if c > 0), key=lambda k: (k[0], sort_key(k[1])))
+        return sorted(
+            (k for k, c in self.caps[w].items() if c > 0), key=lambda k: (k[0], sort_key(k[1]))
+        )
 
     def consume(self, w, produce=True):
-        messages = sorted((k for k, c in self.inflight.items() if c > 0),
-                          key=lambda k: (k[0], sort_key(k[1])))
+        messages = sorted(
+            (k for k, c in self.inflight.items() if c > 0), key=lambda k: (k[0], sort_key(k[1]))
+        )
         if not messages:
             return
         (node, port), t = target, _ = self.draw(st.sampled_from(messages))
@@ -454,9 +503,20 @@ class Simulation:
 
     def step(self):
         w = self.draw(st.integers(0, self.workers - 1))
-        kind = self.draw(st.sampled_from(
-            ["consume", "consume", "capability", "capability", "capability", "deliver", "deliver",
-             "propagate"]))
+        kind = self.draw(
+            st.sampled_from(
+                [
+                    "consume",
+                    "consume",
+                    "capability",
+                    "capability",
+                    "capability",
+                    "deliver",
+                    "deliver",
+                    "propagate",
+                ]
+            )
+        )
         if kind == "consume":
             self.consume(w)
         elif kind == "capability":
@@ -496,7 +556,8 @@ class Simulation:
         assert all(not any(acc.values()) for acc in self.acc.outputs)
 
 
-@settings(max_examples=examples(0.5))
+@pytest.mark.slow
+@settings(max_examples=examples(1.0))
 @given(graphs(), st.sampled_from([1, 2, 2, 3, 3]), st.integers(0, 40), st.data())
 def test_capability_simulation(g, workers, steps, data):
     """Realistic progress traffic: initial capabilities at every output, operators consume
@@ -517,13 +578,16 @@ def arbitrary_graphs(draw):
     a = draw(arities)
     n = draw(st.integers(1, 6))
     shapes = [(draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in range(n)]
-    summaries = [[[draw(summary_cells(a, huge=False)) for _ in range(outs)] for _ in range(ins)]
-                 for ins, outs in shapes]
+    summaries = [
+        [[draw(summary_cells(a, huge=False)) for _ in range(outs)] for _ in range(ins)]
+        for ins, outs in shapes
+    ]
     g = Graph(a, shapes, summaries)
     sources, targets = g.sources(), g.targets()
     if sources and targets:
-        g.edges = draw(st.lists(st.tuples(st.sampled_from(sources), st.sampled_from(targets)),
-                                max_size=10))
+        g.edges = draw(
+            st.lists(st.tuples(st.sampled_from(sources), st.sampled_from(targets)), max_size=10)
+        )
     return g
 
 
@@ -547,8 +611,14 @@ def test_cycles(g, data):
     for _ in range(data.draw(st.integers(1, 4))):
         for _ in range(data.draw(st.integers(1, 8))):
             kind, loc = data.draw(st.sampled_from(locations))
-            acc.update(kind, loc, data.draw(times(g.arity)), data.draw(st.sampled_from([-1, 1, 2])),
-                       tracker, oracle)
+            acc.update(
+                kind,
+                loc,
+                data.draw(times(g.arity)),
+                data.draw(st.sampled_from([-1, 1, 2])),
+                tracker,
+                oracle,
+            )
         propagate_and_check(g, acc, tracker, oracle)
 
 

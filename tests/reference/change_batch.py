@@ -30,7 +30,9 @@ class ChangeBatch:
 
     def items(self) -> list[tuple[object, int]]:
         """The non-zero (time, diff) pairs in time order, without draining."""
-        return sorted(((t, d) for t, d in self.sums.items() if d != 0), key=lambda td: sort_key(td[0]))
+        return sorted(
+            ((t, d) for t, d in self.sums.items() if d != 0), key=lambda td: sort_key(td[0])
+        )
 
     def drain(self) -> list[tuple[object, int]]:
         out = self.items()

@@ -15,9 +15,7 @@ from tests.reference.timestamp import arity_of, less_equal, less_than, sort_key,
 def minimal(times: Iterable[object]) -> list[object]:
     """The minimal elements of a set of times, sorted lexicographically."""
     distinct = set(times)
-    return sorted(
-        (t for t in distinct if not any(less_than(u, t) for u in distinct)), key=sort_key
-    )
+    return sorted((t for t in distinct if not any(less_than(u, t) for u in distinct)), key=sort_key)
 
 
 class Antichain:

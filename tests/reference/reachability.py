@@ -29,11 +29,10 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from timely.errors import CycleError, GraphError, SummaryError
-
 from tests.reference.change_batch import ChangeBatch
 from tests.reference.frontier import Antichain, MutableAntichain, minimal
 from tests.reference.timestamp import PathSummary, from_coords, sort_key, validate
+from timely.errors import CycleError, GraphError, SummaryError
 
 TARGET = 0
 SOURCE = 1
@@ -89,8 +88,9 @@ class Builder:
         self.nodes: list[list[list[list[PathSummary]]]] = []
         self.edges: list[tuple[tuple[int, int], tuple[int, int]]] = []
 
-    def add_node(self, index: int, inputs: int, outputs: int,
-                 summary: Sequence[Sequence[Iterable[object]]]) -> None:
+    def add_node(
+        self, index: int, inputs: int, outputs: int, summary: Sequence[Sequence[Iterable[object]]]
+    ) -> None:
         if index < 0 or inputs < 0 or outputs < 0:
             raise GraphError(f"bad node {index} with {inputs} inputs and {outputs} outputs")
         if len(summary) != inputs or any(len(row) != outputs for row in summary):
@@ -99,7 +99,9 @@ class Builder:
             self.shapes.append((0, 0))
             self.nodes.append([])
         self.shapes[index] = (inputs, outputs)
-        self.nodes[index] = [[summary_antichain(cell, self.arity) for cell in row] for row in summary]
+        self.nodes[index] = [
+            [summary_antichain(cell, self.arity) for cell in row] for row in summary
+        ]
 
     def add_edge(self, source: tuple[int, int], target: tuple[int, int]) -> None:
         self.edges.append((tuple(source), tuple(target)))  # type: ignore[arg-type]
@@ -187,7 +189,9 @@ class Builder:
                     new_loc = target_loc(node, input_port)
                     for op_summary in antichain:
                         combined = op_summary.followed_by(summary)
-                        if combined is not None and insert_summary(results[new_loc][output], combined):
+                        if combined is not None and insert_summary(
+                            results[new_loc][output], combined
+                        ):
                             worklist.append((new_loc, output, combined))
             else:
                 for source in reverse.get(loc, ()):
@@ -210,8 +214,9 @@ class Tracker:
         # Summaries from each scope input to each scope output: returned by build().
         self.builder_summary = [
             [
-                Antichain(sorted_summaries(outputs.get(source_loc(0, i), {}).get(o, [])),
-                          arity=self.arity)
+                Antichain(
+                    sorted_summaries(outputs.get(source_loc(0, i), {}).get(o, [])), arity=self.arity
+                )
                 for o in range(scope_outputs)
             ]
             for i in range(scope_inputs)
@@ -225,7 +230,9 @@ class Tracker:
         self.pointstamps: dict[tuple[int, int, int], MutableAntichain] = {}
         self.implications: dict[tuple[int, int, int], MutableAntichain] = {}
         for n, (inputs, outs) in enumerate(self.shapes):
-            for loc in [target_loc(n, i) for i in range(inputs)] + [source_loc(n, o) for o in range(outs)]:
+            for loc in [target_loc(n, i) for i in range(inputs)] + [
+                source_loc(n, o) for o in range(outs)
+            ]:
                 self.pointstamps[loc] = MutableAntichain(arity=self.arity)
                 self.implications[loc] = MutableAntichain(arity=self.arity)
 
@@ -291,7 +298,9 @@ class Tracker:
                         for summary in antichain:
                             new_time = summary.results_in(changed)
                             if new_time is not None:
-                                heapq.heappush(worklist, (sort_key(new_time), source_loc(node, output), change))
+                                heapq.heappush(
+                                    worklist, (sort_key(new_time), source_loc(node, output), change)
+                                )
                 else:
                     for target in self.edges_from.get(loc, ()):
                         heapq.heappush(worklist, (sort_key(changed), target, change))
@@ -302,7 +311,9 @@ class Tracker:
         items = [(loc, t, d) for (loc, t), d in self.pushed.items() if d != 0]
         self.pushed = defaultdict(int)
         items.sort(key=lambda x: (x[0][1], x[0][0], x[0][2], sort_key(x[1])))
-        return [((Target if loc[1] == TARGET else Source)(loc[0], loc[2]), t, d) for loc, t, d in items]
+        return [
+            ((Target if loc[1] == TARGET else Source)(loc[0], loc[2]), t, d) for loc, t, d in items
+        ]
 
     def output_changes(self) -> list[list[tuple[object, int]]]:
         return [batch.drain() for batch in self.outputs]
@@ -345,7 +356,9 @@ def all_path_summaries(
     every known path by one step (an edge, zero summary, or a node connection),
     keep the minimal summaries, repeat until nothing changes.
     """
-    steps: dict[tuple[int, int, int], list[tuple[tuple[int, int, int], PathSummary]]] = defaultdict(list)
+    steps: dict[tuple[int, int, int], list[tuple[tuple[int, int, int], PathSummary]]] = defaultdict(
+        list
+    )
     for (sn, sp), (tn, tp) in edges:
         steps[source_loc(sn, sp)].append((target_loc(tn, tp), PathSummary.zero(arity)))
     for n, rows in enumerate(summaries):
@@ -354,7 +367,9 @@ def all_path_summaries(
                 for s in summary_antichain(cell, arity):
                     steps[target_loc(n, i)].append((source_loc(n, o), s))
 
-    paths: dict[tuple[tuple[int, int, int], tuple[int, int, int]], list[PathSummary]] = defaultdict(list)
+    paths: dict[tuple[tuple[int, int, int], tuple[int, int, int]], list[PathSummary]] = defaultdict(
+        list
+    )
     for loc in locations(shapes):
         paths[(loc, loc)].append(PathSummary.zero(arity))
     changed = True

@@ -7,6 +7,7 @@ from timely.dataflow.notificator import FrontierNotificator, Notificator
 from timely.dataflow.operators.core import Err, Ok
 from timely.dataflow.operators.input import InputHandle
 from timely.dataflow.operators.probe import ProbeHandle
+from timely.dataflow.operators.vertex import Vertex
 from timely.dataflow.scope import Scope
 from timely.dataflow.stream import Stream
 
@@ -26,4 +27,5 @@ __all__ = [
     "ProbeHandle",
     "Scope",
     "Stream",
+    "Vertex",
 ]

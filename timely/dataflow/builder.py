@@ -30,9 +30,8 @@ from timely.dataflow.channels import Counter, Tee
 from timely.dataflow.handles import InputHandle, OutputHandle
 from timely.dataflow.time import minimum, summary_for
 from timely.errors import DataflowError
-from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
-from timely.progress.subgraph import Operate, SharedProgress
+from timely.progress.subgraph import Operate, PortCounts, ProducedCounts
 
 
 class Activator:
@@ -68,33 +67,35 @@ class OperatorInfo:
 
 
 class OperatorCore(Operate):
-    """A built operator: drains frontier changes, runs the logic, flushes outputs."""
+    """A built operator: runs its logic with its input frontiers, then flushes its outputs."""
 
-    __slots__ = ("name", "inputs", "outputs", "notify", "_summary", "_shared", "_frontiers",
-                 "_logic", "_outputs")
+    __slots__ = ("name", "inputs", "outputs", "notify", "_summary", "_frontiers",
+                 "_logic", "_outputs", "_produced")
 
-    def __init__(self, name, summary, shared, frontiers, notify, logic, outputs):
+    local = True
+
+    def __init__(self, name, summary, frontiers, notify, logic, outputs, produced):
         self.name = name
         self.inputs = len(frontiers)
         self.outputs = len(outputs)
         self.notify = notify
         self._summary = summary
-        self._shared = shared
         self._frontiers = frontiers
         self._logic = logic
         self._outputs = outputs
-
-    local = True
+        self._produced = produced
 
     def summary(self):
         return self._summary
 
+    def push_frontier(self, port: int, changes) -> None:
+        self._frontiers[port].update_iter(changes)
+
+    def set_produced_targets(self, port: int, targets) -> None:
+        self._produced[port].targets = list(targets)
+
     def schedule(self) -> bool:
-        frontiers = self._frontiers
-        for i, batch in enumerate(self._shared.frontiers):
-            if batch:
-                frontiers[i].update_iter(batch.drain())
-        result = self._logic(frontiers)
+        result = self._logic(self._frontiers)
         for out in self._outputs:
             out.flush()
         return bool(result)
@@ -124,8 +125,6 @@ class OperatorBuilder:
         self.arity = subgraph.arity
         self.activator = Activator(subgraph, self.index)
         self._frontiers: list = []
-        self._consumeds: list = []
-        self._frontier_changes: list = []
         self._internals: list = []
         self._produceds: list = []
         self._outputs: list = []
@@ -153,15 +152,16 @@ class OperatorBuilder:
             items = connection.items() if isinstance(connection, dict) else enumerate(connection)
             for output, summaries in items:
                 self._connection[(port, output)] = self._summaries(summaries)
+        if isinstance(pact, type):
+            pact = pact()      # `timely.Pipeline` may be passed without parentheses
         identifier = self.worker.next_channel_id()
         pusher, puller = pact.connect(self.worker, identifier, self.activator.activate)
         stream.connect_to((self.index, port), pusher)
         frontier = MutableAntichain(arity=self.arity)
-        consumed = ChangeBatch(arity=self.arity)
+        consumed = PortCounts(self._subgraph.local_pointstamp, False, self.index, port)
         summaries: list = []
         self._input_summaries.append(summaries)
         self._frontiers.append(frontier)
-        self._consumeds.append(consumed)
         self._notify.append(notify)
         return InputHandle(puller, consumed, self._internals, summaries, frontier,
                            self.worker.check_progress, f"{self.name} input {port}")
@@ -177,8 +177,8 @@ class OperatorBuilder:
             items = connection.items() if isinstance(connection, dict) else enumerate(connection)
             for input_port, summaries in items:
                 self._connection[(input_port, port)] = self._summaries(summaries)
-        internal = ChangeBatch(arity=self.arity)
-        produced = ChangeBatch(arity=self.arity)
+        internal = PortCounts(self._subgraph.local_pointstamp, True, self.index, port)
+        produced = ProducedCounts(self._subgraph.local_pointstamp)
         tee = Tee()
         handle = OutputHandle(port, internal, Counter(tee, produced))
         self._internals.append(internal)
@@ -207,21 +207,15 @@ class OperatorBuilder:
             summaries.extend(matrix[i])
         peers = self.worker.peers
         low = minimum(self.arity)
-        capabilities = [Capability(low, internal, port) for port, internal in enumerate(self._internals)]
-        for internal in self._internals:
-            # Every worker's scope starts with `peers` copies of each output's
-            # initial capability (see Subgraph.build): the creation is common
-            # knowledge and is not reported.
-            internal.clear()
+        # Every worker's scope starts with `peers` copies of each output's
+        # initial capability (see Subgraph.build): their creation is common
+        # knowledge and is not reported; dropping one is.
+        capabilities = [Capability._minted(low, internal, port)
+                        for port, internal in enumerate(self._internals)]
         info = OperatorInfo(self.name, self.index, self.address, self.activator,
                             self.worker.index, peers)
         logic = constructor(capabilities, info)
         del capabilities
-        shared = SharedProgress.__new__(SharedProgress)
-        shared.frontiers = [ChangeBatch(arity=self.arity) for _ in self._frontiers]
-        shared.consumeds = self._consumeds
-        shared.internals = self._internals
-        shared.produceds = self._produceds
-        core = OperatorCore(self.name, [[list(s) for s in row] for row in matrix], shared,
-                            self._frontiers, self._notify, logic, self._outputs)
-        self._subgraph.add_child(self.index, core, shared)
+        core = OperatorCore(self.name, [[list(s) for s in row] for row in matrix],
+                            self._frontiers, self._notify, logic, self._outputs, self._produceds)
+        self._subgraph.add_child(self.index, core)

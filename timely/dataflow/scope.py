@@ -119,9 +119,8 @@ class Scope:
         child = Scope(self.worker, child_sub, parent=self)
         yield child
         child._finish()
-        child_sub.build(self.worker.peers)
-        child_sub.notify = [True] * child_sub.inputs
-        parent.add_child(index, child_sub, child_sub.shared)
+        child_sub.build()
+        parent.add_child(index, child_sub)
 
     def iterative(self, name: str = "Iterative"):
         """A child scope whose timestamps add a loop counter: ``(outer..., iteration)``."""

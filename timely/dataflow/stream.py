@@ -148,6 +148,15 @@ class Stream:
 
     # -- generic operators ---------------------------------------------------
 
+    def vertex(self, v, *others):
+        """Hosts a Naiad-style :class:`~timely.Vertex` on this stream (and ``others``,
+        one per further vertex input). Returns its output stream, or a list when
+        it has other than one output."""
+        from timely.dataflow.operators.vertex import vertex
+
+        outs = vertex([self, *others], v)
+        return outs[0] if len(outs) == 1 else outs
+
     def sink(self, pact, name: str, logic) -> None:
         """An operator with no outputs: ``logic(input)``."""
         _generic.sink(self, pact, name, logic)

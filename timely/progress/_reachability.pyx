@@ -270,6 +270,7 @@ cdef class Tracker:
     cdef size_t hlen, hcap
     cdef object shapes
     cdef object osum_py            # location id -> list of (output, increments)
+    cdef list locations            # location id -> Target or Source, made once
 
     def __cinit__(self):
         self.k = 0
@@ -337,6 +338,9 @@ cdef class Tracker:
         L = T + S
         self.loc_node = <int32_t *>self._alloc(L, sizeof(int32_t))
         self.loc_port = <int32_t *>self._alloc(L, sizeof(int32_t))
+        self.locations = (
+            [Target(n, p) for n in range(self.nnodes) for p in range(self.shapes[n][0])]
+            + [Source(n, p) for n in range(self.nnodes) for p in range(self.shapes[n][1])])
         for n in range(self.nnodes):
             for p in range(self.shapes[n][0]):
                 self.loc_node[self.tbase[n] + p] = n
@@ -650,9 +654,71 @@ cdef class Tracker:
         return 0
 
     cdef object location(self, size_t loc):
-        if loc < self.T:
-            return Target(self.loc_node[loc], self.loc_port[loc])
-        return Source(self.loc_node[loc], self.loc_port[loc])
+        return self.locations[loc]
+
+    def absorb(self, dict updates):
+        """Records every ``(is_source, node, port, time) -> diff`` of ``updates``
+        except those at node 0, which are returned as a list of ``(key, diff)``.
+
+        One call per batch of pointstamp changes; the caller clears ``updates``.
+        """
+        cdef list boundary = []
+        cdef tuple key
+        cdef Py_ssize_t node, port
+        cdef size_t loc
+        cdef int64_t d
+        for k, diff in updates.items():
+            d = diff
+            if d == 0:
+                continue
+            key = <tuple>k
+            node = key[1]
+            if node == 0:
+                boundary.append((key, d))
+                continue
+            port = key[2]
+            if not 0 < node < self.nnodes:
+                raise GraphError(f"pointstamp at unknown node {node}")
+            if key[0]:
+                if not 0 <= port < self.shapes[node][1]:
+                    raise GraphError(f"unknown source {Source(node, port)}")
+                loc = self.T + self.sbase[node] + port
+            else:
+                if not 0 <= port < self.shapes[node][0]:
+                    raise GraphError(f"unknown target {Target(node, port)}")
+                loc = self.tbase[node] + port
+            self.push_change(loc, key[3], d)
+        return boundary
+
+    def drain_pushed(self):
+        """Drains the frontier changes, for a scope's own use.
+
+        Returns ``(targets, quiet)``: ``targets`` lists ``(node, port, [(time, diff),
+        ...])`` per input port of a node other than 0 whose frontier changed;
+        ``quiet`` lists the nodes touched by any change that now have empty input
+        frontiers and no positive count at their outputs.
+        """
+        cdef size_t i, loc, w = self.k + 1, last = <size_t>-1
+        cdef list targets = []
+        cdef list current = None
+        cdef set touched = set()
+        cdef Py_ssize_t node
+        self.pushed.compact_now()
+        for i in range(self.pushed.len):
+            loc = self.pushed.rows[i * w]
+            node = self.loc_node[loc]
+            touched.add(node)
+            if loc < self.T and node != 0:
+                if loc != last:
+                    current = []
+                    targets.append((node, self.loc_port[loc], current))
+                    last = loc
+                current.append((make_time(&self.pushed.rows[i * w + 1], self.k), self.pushed.diffs[i]))
+        self.pushed.len = 0
+        self.pushed.clean = 0
+        touched.discard(0)
+        quiet = [n for n in sorted(touched) if self.node_quiet(n)]
+        return targets, quiet
 
     def pushed_changes(self):
         """Drains the changes to each location's frontier since the last call.

@@ -1,25 +1,24 @@
 """A scope at run time: its children, its progress tracker, and the progress
 it reports to its parent.
 
-A :class:`Subgraph` is an operator of its parent scope. Each time it is
-scheduled it
+Operators report progress by adding to their scope's pointstamp batches, keyed
+``(is_source, node, port, time)``: a consumed message is -n at its input, a
+produced one +n at every input its output reaches, a capability ±1 at its
+output. A local operator's changes go into ``local_pointstamp``, which the
+scope broadcasts to every worker once per scheduling, whole; a child scope's
+changes are already global and go straight into ``final_pointstamp``.
 
-1. accepts frontier changes its parent pushed at its inputs (they become
-   pointstamps at node 0's outputs),
-2. counts the records that entered through its inputs,
-3. receives the progress batches every worker broadcast for this scope,
-4. applies them to its :class:`~timely.progress.Tracker`, propagates, hands
-   frontier changes to the children's inputs, and turns changes at its
-   outputs into its own capability changes,
-5. schedules the children that were activated, in index order, and collects
-   their consumed, internal and produced changes,
-6. broadcasts this worker's changes as one batch.
+Each time a :class:`Subgraph` is scheduled it
 
-Pointstamp keys are ``(is_source, node, port, time)``. Changes at node 0's
-ports are not tracked inside: records leaving node 0's outputs are what the
-scope consumed at its inputs, records arriving at node 0's inputs are what it
-produced at its outputs, and both are reported to the parent together with
-the internal capability changes of the same scheduling.
+1. counts the records that entered through its inputs,
+2. receives the batches every worker broadcast for this scope,
+3. applies them to its :class:`~timely.progress.Tracker`, propagates, and hands
+   frontier changes to the children's inputs; records leaving node 0's
+   outputs are what the scope consumed, records reaching node 0's inputs what
+   it produced, and changes in the times that may reach its outputs are its
+   own capability changes: all three go to the parent in one batch,
+4. schedules the children that were activated, in index order,
+5. broadcasts this worker's changes.
 """
 
 from __future__ import annotations
@@ -28,25 +27,40 @@ import heapq
 
 from timely.errors import DataflowError
 from timely.progress.change_batch import ChangeBatch
-from timely.progress.frontier import MutableAntichain
-from timely.progress.reachability import Builder, Target
+from timely.progress.frontier import Antichain, MutableAntichain
+from timely.progress.reachability import Builder
 
 
-class SharedProgress:
-    """The progress an operator exchanges with its scope.
+class PortCounts:
+    """One port's changes, added straight into a scope's pointstamp batch."""
 
-    ``frontiers[i]``: changes to input ``i``'s frontier, pushed in by the scope;
-    ``consumeds[i]``, ``internals[o]``, ``produceds[o]``: changes the operator
-    reports, drained by the scope after each scheduling, together.
-    """
+    __slots__ = ("batch", "key")
 
-    __slots__ = ("frontiers", "consumeds", "internals", "produceds")
+    def __init__(self, batch: dict, is_source: bool, node: int, port: int):
+        self.batch = batch
+        self.key = (is_source, node, port)
 
-    def __init__(self, inputs: int, outputs: int, arity: int):
-        self.frontiers = [ChangeBatch(arity=arity) for _ in range(inputs)]
-        self.consumeds = [ChangeBatch(arity=arity) for _ in range(inputs)]
-        self.internals = [ChangeBatch(arity=arity) for _ in range(outputs)]
-        self.produceds = [ChangeBatch(arity=arity) for _ in range(outputs)]
+    def update(self, time, diff: int) -> None:
+        is_source, node, port = self.key
+        key = (is_source, node, port, time)
+        batch = self.batch
+        batch[key] = batch.get(key, 0) + diff
+
+
+class ProducedCounts:
+    """An output's produced records: +n at every input the output reaches."""
+
+    __slots__ = ("batch", "targets")
+
+    def __init__(self, batch: dict):
+        self.batch = batch
+        self.targets: list = []       # (node, port), filled when the scope is built
+
+    def update(self, time, diff: int) -> None:
+        batch = self.batch
+        for node, port in self.targets:
+            key = (False, node, port, time)
+            batch[key] = batch.get(key, 0) + diff
 
 
 class Operate:
@@ -59,8 +73,15 @@ class Operate:
     notify = ()           # per input: activate on frontier changes
 
     def summary(self):
-        """``[input][output]`` -> list of PathSummary (empty: not connected)."""
+        """``[input][output]`` -> list of summaries (empty: not connected)."""
         raise NotImplementedError
+
+    def push_frontier(self, port: int, changes) -> None:
+        """Changes ``[(time, diff)]`` to input ``port``'s frontier."""
+        raise NotImplementedError
+
+    def set_produced_targets(self, port: int, targets) -> None:
+        """The inputs that output ``port`` reaches, known once the scope is built."""
 
     def schedule(self) -> bool:
         """Runs the operator; True while it is incomplete for reasons the
@@ -74,21 +95,15 @@ class Operate:
 class ChildState:
     """A scope's record of one child."""
 
-    __slots__ = ("index", "name", "operator", "inputs", "outputs", "edges", "shared",
-                 "local", "notify", "incomplete", "summary")
+    __slots__ = ("index", "operator", "local", "notify", "incomplete", "outputs")
 
-    def __init__(self, index, operator: Operate, shared: SharedProgress):
+    def __init__(self, index: int, operator: Operate):
         self.index = index
-        self.name = operator.name
         self.operator = operator
-        self.inputs = operator.inputs
-        self.outputs = operator.outputs
-        self.edges = [[] for _ in range(operator.outputs)]
-        self.shared = shared
         self.local = operator.local
-        self.notify = list(operator.notify) or [True] * operator.inputs
+        self.notify = list(operator.notify) if operator.notify else [True] * operator.inputs
         self.incomplete = False
-        self.summary = None
+        self.outputs = operator.outputs
 
 
 class Subgraph(Operate):
@@ -117,8 +132,8 @@ class Subgraph(Operate):
         self.tracker = None
         self.local_pointstamp: dict = {}
         self.final_pointstamp: dict = {}
-        self.shared = None
         self.output_capabilities: list = []
+        self.output_targets: list = []     # per scope output: parent inputs it reaches
         self.incomplete_count = 0
         self.deferred: set = set()
         self.heap: list = []
@@ -126,8 +141,8 @@ class Subgraph(Operate):
         self.current = -1
         self.progcaster = None
         self.notify = ()
-        self.check = worker.check_progress
         self.rng = worker.schedule_rng
+        self._summary = None
 
     # -- building -----------------------------------------------------------
 
@@ -139,8 +154,8 @@ class Subgraph(Operate):
         self.children.append(None)
         return index
 
-    def add_child(self, index: int, operator: Operate, shared: SharedProgress) -> None:
-        self.children[index] = ChildState(index, operator, shared)
+    def add_child(self, index: int, operator: Operate) -> None:
+        self.children[index] = ChildState(index, operator)
 
     def add_edge(self, source, target) -> None:
         if self.built:
@@ -158,9 +173,9 @@ class Subgraph(Operate):
         self.outputs += 1
         return port
 
-    def build(self, peers: int):
-        """Compiles the graph; returns the scope's summary for its parent and
-        its shared progress (whose internals hold its initial capabilities)."""
+    def build(self):
+        """Compiles the graph and records the initial capabilities; returns the
+        scope's input-to-output summary for its parent."""
         if self.unconnected_loops:
             names = ", ".join(self.unconnected_loops)
             raise DataflowError(f"scope {self.name!r}: loop variable(s) never connected: {names}")
@@ -171,34 +186,35 @@ class Subgraph(Operate):
         builder.add_node(0, self.outputs, self.inputs,
                          [[[] for _ in range(self.inputs)] for _ in range(self.outputs)])
         for child in self.children[1:]:
-            summary = child.operator.summary()
-            child.summary = summary
-            builder.add_node(child.index, child.inputs, child.outputs, summary)
+            op = child.operator
+            builder.add_node(child.index, op.inputs, op.outputs, op.summary())
+        reach: dict = {}
         for sn, sp, tn, tp in self.edges:
             builder.add_edge((sn, sp), (tn, tp))
-            if sn:
-                self.children[sn].edges[sp].append((tn, tp))
-        self.input_targets = [[] for _ in range(self.inputs)]
-        for sn, sp, tn, tp in self.edges:
-            if sn == 0:
-                self.input_targets[sp].append((False, tn, tp))
+            reach.setdefault((sn, sp), []).append((tn, tp))
+        self.input_targets = [reach.get((0, port), []) for port in range(self.inputs)]
+        for child in self.children[1:]:
+            for port in range(child.outputs):
+                child.operator.set_produced_targets(port, reach.get((child.index, port), []))
         self.tracker, inner_summary = builder.build()
-        self.shared = SharedProgress(self.inputs, self.outputs, self.outer_arity)
         self.output_capabilities = [MutableAntichain(arity=self.arity) for _ in range(self.outputs)]
+        self.output_targets = [[] for _ in range(self.outputs)]
         self.progcaster = self.worker.progcaster(self)
+        self.notify = [True] * self.inputs
         self.built = True
         # Each operator output starts with `peers` copies of a capability at the
         # minimum time, one per worker. That is common knowledge, applied here
         # and never broadcast; each worker broadcasts only the drop of its own.
-        # A child scope's initial capabilities derive from its own tracker,
-        # which already counts every worker, so they are not broadcast either.
+        # (A child scope reported its initial capabilities into final_pointstamp
+        # already, from its own tracker, which counts every worker.)
         low = 0 if self.arity == 1 else (0,) * self.arity
+        peers = self.worker.peers
+        final = self.final_pointstamp
         for child in self.children[1:]:
             if child.local:
                 for port in range(child.outputs):
-                    self.final_pointstamp[(True, child.index, port, low)] = peers
-            self.extract_progress(
-                child, self.local_pointstamp if child.local else self.final_pointstamp)
+                    key = (True, child.index, port, low)
+                    final[key] = final.get(key, 0) + peers
         self.propagate_pointstamps()
         self.deferred.update(range(1, len(self.children)))
         self._summary = self.outer_summary(inner_summary)
@@ -219,8 +235,6 @@ class Subgraph(Operate):
         return (time, 0) if self.arity == 2 else (*time, 0)
 
     def outer_summary(self, inner):
-        from timely.progress.frontier import Antichain
-
         out = []
         for i in range(self.inputs):
             row = []
@@ -235,8 +249,18 @@ class Subgraph(Operate):
             out.append(row)
         return out
 
+    # -- as a child of the parent scope ------------------------------------
+
     def summary(self):
         return self._summary
+
+    def push_frontier(self, port: int, changes) -> None:
+        update = self.tracker.update_source
+        for time, diff in changes:
+            update((0, port), self.to_inner(time), diff)
+
+    def set_produced_targets(self, port: int, targets) -> None:
+        self.output_targets[port] = targets
 
     # -- activation ---------------------------------------------------------
 
@@ -258,7 +282,6 @@ class Subgraph(Operate):
     # -- running ------------------------------------------------------------
 
     def schedule(self) -> bool:
-        self.accept_frontier()
         self.harvest_inputs()
         self.progcaster.recv(self.final_pointstamp)
         self.propagate_pointstamps()
@@ -266,86 +289,51 @@ class Subgraph(Operate):
         heap = self.heap
         heap.extend(self.deferred)
         self.deferred.clear()
-        heapq.heapify(heap)
         self.scheduling = True
-        previous = -1
         try:
-            if self.rng is not None and heap:
+            if self.rng is not None:
                 self.schedule_shuffled()
             else:
+                heapq.heapify(heap)
+                previous = -1
+                children = self.children
                 while heap:
                     index = heapq.heappop(heap)
                     if index > previous:
                         self.current = index
-                        self.run_child(index)
+                        self.run_child(children[index])
                         previous = index
         finally:
             self.scheduling = False
             self.current = -1
-        self.send_progress()
+        if self.local_pointstamp:
+            self.progcaster.send(self.local_pointstamp)
         if self.final_pointstamp:
             self.activate_self()
         return self.incomplete_count > 0 or self.tracker.tracking_anything()
 
     def schedule_shuffled(self) -> None:
         """Runs the activated children in a random order (adversarial testing)."""
-        pending = set(self.heap)
+        order = sorted(set(self.heap))
         self.heap.clear()
-        order = sorted(pending)
         self.rng.shuffle(order)
+        self.current = len(self.children)   # activations during the round wait for the next
         for index in order:
-            self.current = len(self.children)   # later activations wait for the next round
-            self.run_child(index)
-        for index in self.heap:
-            self.deferred.add(index)
-        self.heap.clear()
+            self.run_child(self.children[index])
         if self.deferred:
             self.activate_self()
 
-    def run_child(self, index: int) -> None:
-        child = self.children[index]
-        if child.operator is None:
+    def run_child(self, child: ChildState) -> None:
+        operator = child.operator
+        if operator is None:
             return
-        incomplete = child.operator.schedule()
+        incomplete = operator.schedule()
         if incomplete != child.incomplete:
             self.incomplete_count += 1 if incomplete else -1
             child.incomplete = incomplete
-        if not incomplete and self.tracker.node_quiet(index):
-            child.operator.shut_down()
+        if not incomplete and self.tracker.node_quiet(child.index):
+            operator.shut_down()
             child.operator = None
-        self.extract_progress(child, self.local_pointstamp if child.local else self.final_pointstamp)
-
-    def extract_progress(self, child: ChildState, into: dict) -> None:
-        """Moves a child's consumed, internal and produced changes into ``into``, together."""
-        shared = child.shared
-        index = child.index
-        get = into.get
-        for port, batch in enumerate(shared.consumeds):
-            if batch:
-                for time, diff in batch.drain():
-                    key = (False, index, port, time)
-                    into[key] = get(key, 0) - diff
-        for port, batch in enumerate(shared.internals):
-            if batch:
-                for time, diff in batch.drain():
-                    key = (True, index, port, time)
-                    into[key] = get(key, 0) + diff
-        for port, batch in enumerate(shared.produceds):
-            if batch:
-                targets = child.edges[port]
-                for time, diff in batch.drain():
-                    for node, tport in targets:
-                        key = (False, node, tport, time)
-                        into[key] = get(key, 0) + diff
-
-    def accept_frontier(self) -> None:
-        if self.shared is None:
-            return
-        update = self.tracker.update_source
-        for port, batch in enumerate(self.shared.frontiers):
-            if batch:
-                for time, diff in batch.drain():
-                    update((0, port), self.to_inner(time), diff)
 
     def harvest_inputs(self) -> None:
         local = self.local_pointstamp
@@ -353,55 +341,59 @@ class Subgraph(Operate):
         for port, batch in enumerate(self.input_messages):
             if batch:
                 for time, diff in batch.drain():
-                    for key in self.input_targets[port]:
-                        k = (False, key[1], key[2], time)
+                    for node, tport in self.input_targets[port]:
+                        k = (False, node, tport, time)
                         local[k] = get(k, 0) + diff
                     k = (True, 0, port, time)
                     local[k] = get(k, 0) - diff
 
     def propagate_pointstamps(self) -> None:
+        tracker = self.tracker
         final = self.final_pointstamp
         if final:
-            tracker = self.tracker
-            shared = self.shared
-            for (is_source, node, port, time), diff in final.items():
-                if not diff:
-                    continue
-                if node == 0:
-                    if is_source:
-                        shared.consumeds[port].update(self.to_outer(time), -diff)
-                    else:
-                        shared.produceds[port].update(self.to_outer(time), diff)
-                elif is_source:
-                    tracker.update_source((node, port), time, diff)
-                else:
-                    tracker.update_target((node, port), time, diff)
+            boundary = tracker.absorb(final)
             final.clear()
-        tracker = self.tracker
+            if boundary:
+                self.report_boundary(boundary)
         tracker.propagate_all()
+        targets, quiet = tracker.drain_pushed()
         children = self.children
-        touched = set()
-        for location, time, diff in tracker.pushed_changes():
-            node = location[0]
-            touched.add(node)
-            if type(location) is Target and node:
-                child = children[node]
-                child.shared.frontiers[location[1]].update(time, diff)
-                if child.notify[location[1]]:
+        for node, port, changes in targets:
+            child = children[node]
+            operator = child.operator
+            if operator is not None:
+                operator.push_frontier(port, changes)
+                if child.notify[port]:
                     self.activate_child(node)
-        for node in touched:
-            if node and children[node].operator is not None and tracker.node_quiet(node):
+        for node in quiet:
+            if children[node].operator is not None:
                 self.activate_child(node)
         if self.outputs:
+            into = self.parent.final_pointstamp
+            get = into.get
             for port, changes in enumerate(tracker.output_changes()):
                 if changes:
-                    internal = self.shared.internals[port]
                     for time, diff in self.output_capabilities[port].update_iter(changes):
-                        internal.update(self.to_outer(time), diff)
+                        key = (True, self.index_in_parent, port, self.to_outer(time))
+                        into[key] = get(key, 0) + diff
 
-    def send_progress(self) -> None:
-        if self.local_pointstamp:
-            self.progcaster.send(self.local_pointstamp)
+    def report_boundary(self, boundary) -> None:
+        """Records leaving node 0's outputs were consumed at the scope's inputs;
+        records reaching node 0's inputs were produced at its outputs."""
+        parent = self.parent
+        into = parent.final_pointstamp
+        get = into.get
+        me = self.index_in_parent
+        for (is_source, _node, port, time), diff in boundary:
+            outer = self.to_outer(time)
+            if is_source:
+                key = (False, me, port, outer)
+                into[key] = get(key, 0) + diff
+            else:
+                for node, tport in self.output_targets[port]:
+                    key = (False, node, tport, outer)
+                    into[key] = get(key, 0) + diff
+        parent.activate_child(me)
 
     def shut_down(self) -> None:
         for child in self.children[1:]:

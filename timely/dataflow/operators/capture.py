@@ -7,7 +7,7 @@ from timely.dataflow.handles import InputHandle
 from timely.dataflow.time import minimum
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
-from timely.progress.subgraph import Operate, SharedProgress
+from timely.progress.subgraph import Operate
 from timely.capture.event import Messages, Progress
 
 
@@ -20,26 +20,24 @@ class CaptureOperator(Operate):
     local = True
     notify = (True,)
 
-    def __init__(self, pusher, handle: InputHandle, shared: SharedProgress, arity: int):
+    def __init__(self, pusher, handle: InputHandle, arity: int):
         self.pusher = pusher
         self.input = handle
-        self.shared = shared
-        self.started = False
-        self.low = minimum(arity)
+        self.changes = ChangeBatch(arity=arity)
+        # A captured stream is taken to start with one capability at the
+        # minimum time; replayers rely on this and need not block.
+        self.changes.update(minimum(arity), -1)
 
     def summary(self):
         return [[]]
 
+    def push_frontier(self, port: int, changes) -> None:
+        self.changes.extend(changes)
+        self.input.frontier.update_iter(changes)
+
     def schedule(self) -> bool:
-        changes = self.shared.frontiers[0]
-        if not self.started:
-            # A captured stream is taken to start with one capability at the
-            # minimum time; replayers rely on this and need not block.
-            changes.update(self.low, -1)
-            self.started = True
-        if changes:
-            updates = changes.drain()
-            self.input.frontier.update_iter(updates)
+        if self.changes:
+            updates = self.changes.drain()
             if updates:
                 self.pusher.push(Progress(updates))
         for cap, data in self.input:
@@ -56,14 +54,7 @@ def capture_into(stream, pusher) -> None:
     b = OperatorBuilder("Capture", stream.scope)
     handle = b.new_input(stream, Pipeline())
     b._built = True
-    shared = SharedProgress.__new__(SharedProgress)
-    shared.frontiers = [ChangeBatch(arity=b.arity)]
-    shared.consumeds = b._consumeds
-    shared.internals = []
-    shared.produceds = []
-    for summaries in b._input_summaries:
-        summaries.extend([])
-    b._subgraph.add_child(b.index, CaptureOperator(pusher, handle, shared, b.arity), shared)
+    b._subgraph.add_child(b.index, CaptureOperator(pusher, handle, b.arity))
 
 
 class CaptureHandle:
