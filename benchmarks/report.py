@@ -2,6 +2,7 @@
 
     python benchmarks/report.py                      # every suite
     python benchmarks/report.py --suite tracker      # one suite (repeatable)
+    python benchmarks/report.py --suite engine       # the dataflow engine vs its baselines
 
 Runs the cases of ``benchmarks/test_*.py`` without pytest. Per case, the
 oracle (``tests/reference``) gets the case's few rounds and the compiled
@@ -28,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness
 
-SUITES = ("change_batch", "mutable_antichain", "tracker")
+ENGINE = "engine"  # test_engine.py: timely against plain-Python/numpy baselines, its own table
+SUITES = ("change_batch", "mutable_antichain", "tracker", ENGINE)
 
 
 def _progress(message: str) -> None:
@@ -111,7 +113,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
-    results, failures, skipped = run(args.suite or list(SUITES), args.max_time)
+    suites = args.suite or list(SUITES)
+    results, failures, skipped = run([s for s in suites if s != ENGINE], args.max_time)
+    engine_table = None
+    if ENGINE in suites:
+        import test_engine
+
+        figures, engine_failures = test_engine.measure_all(args.max_time, _progress)
+        failures += engine_failures
+        engine_table = test_engine.table(figures) if figures else None
     import timely  # after the suites, so a missing build shows as skips, not a traceback
 
     print(
@@ -119,7 +129,11 @@ def main(argv: list[str] | None = None) -> int:
         f"timely from {Path(timely.__file__).parent}; "
         f"{time.perf_counter() - started:.0f} s in all.\n"
     )
-    print(harness.comparison_table(results))
+    if results:
+        print(harness.comparison_table(results))
+    if engine_table:
+        print("\nThe dataflow engine (one worker) against baselines measured in the same run:\n")
+        print(engine_table)
     scaling = harness.scaling_table(results)
     if scaling:
         print("\nGrowth of the total time with n:\n")

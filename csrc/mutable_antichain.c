@@ -308,6 +308,73 @@ static int rescan(tly_ma *m, int32_t x, const uint64_t *after)
     return 0;
 }
 
+/* The least positive time >= key (lexicographically) below x, or NIL. */
+static int32_t first_positive_from(const tly_ma *m, int32_t x, const uint64_t *key)
+{
+    size_t k = m->k;
+    while (x != NIL && m->anypos[x]) {
+        if (tly_row_cmp(m->key + (size_t)x * k, key, k) < 0) {
+            x = m->right[x];
+            continue;
+        }
+        int32_t l = first_positive_from(m, m->left[x], key);
+        if (l != NIL) {
+            return l;
+        }
+        if (m->count[x] > 0) {
+            return x;
+        }
+        x = m->right[x];
+    }
+    return NIL;
+}
+
+/* Arity 2: the frontier is a staircase, sorted by first coordinate ascending
+ * and second descending. When t = (a0, b0) leaves it, with neighbours
+ * (ap, bp) before and (an, bn) after, the times that may become minimal are
+ * exactly the positive (a, b) with a0 <= a < an and b0 <= b < bp. Walk the
+ * distinct first coordinates from a0, asking for the least b >= b0 at each;
+ * each one below the running threshold is minimal. Cost: O(log n) per first
+ * coordinate probed, and the walk stops once the threshold reaches b0. */
+static int rescan2(tly_ma *m, const uint64_t *t, size_t pos)
+{
+    uint64_t a_next = pos < m->flen ? m->front[pos * 2] : 0;
+    int has_next = pos < m->flen;
+    uint64_t threshold = pos > 0 ? m->front[(pos - 1) * 2 + 1] : 0;
+    int bounded = pos > 0;
+    uint64_t probe[2] = {t[0], t[1]};
+    for (;;) {
+        int32_t x = first_positive_from(m, m->root, probe);
+        if (x == NIL) {
+            return 0;
+        }
+        const uint64_t *key = m->key + (size_t)x * 2;
+        if (has_next && key[0] >= a_next) {
+            return 0;
+        }
+        if (key[0] != probe[0]) {
+            /* A new first coordinate: ask again from (a, b0). */
+            probe[0] = key[0];
+            continue;
+        }
+        if (!bounded || key[1] < threshold) {
+            if (reserve_front(m, 1) != 0 || log_change(m, key, 1) != 0) {
+                return -1;
+            }
+            front_insert(m, key);
+            threshold = key[1];
+            bounded = 1;
+            if (threshold == t[1]) {
+                return 0;
+            }
+        }
+        if (probe[0] == UINT64_MAX) {
+            return 0;
+        }
+        probe[0] += 1;
+    }
+}
+
 int tly_ma_update(tly_ma *m, const uint64_t *t, int64_t diff)
 {
     if (diff == 0) {
@@ -363,6 +430,9 @@ int tly_ma_update(tly_ma *m, const uint64_t *t, int64_t diff)
                 }
                 /* Only times >= t can have been dominated by t alone, and they
                  * all sort after t. */
+                if (k == 2) {
+                    return rescan2(m, t, i);
+                }
                 return rescan(m, m->root, t);
             }
         }

@@ -9,7 +9,9 @@
  * times lexicographically after it that skips every subtree whose meet is
  * already dominated by the frontier: for totally ordered times that walk is
  * one root-to-leaf path, so an update costs O(log n) rather than a rescan of
- * every outstanding time.
+ * every outstanding time. Arity 2 has its own walk: the frontier is a
+ * staircase, and only the first coordinates between the retired element and
+ * its successor are probed, each in O(log n).
  *
  * Frontier changes are appended to a change log (rows + diffs) that the owner
  * compacts and drains.

@@ -255,9 +255,11 @@ cdef class MutableAntichain:
     Counts may be transiently negative; only positive counts shape the frontier.
     Times are kept in a balanced search tree ordered lexicographically whose
     subtrees carry the coordinate-wise minimum of their positive times. An
-    update costs O(log n); when a frontier element retires, only subtrees that
-    can hold a new minimal element are visited, which is O(log n) per new
-    frontier element for totally ordered times instead of a rescan of all n.
+    update costs O(log n). When a frontier element retires, the new minimal
+    elements are found without a rescan of all n times: for arity 1 in
+    O(log n); for arity 2 by walking the staircase between the retired
+    element's neighbours, O(log n) per first coordinate probed; for higher
+    arities by a walk that skips every subtree already dominated.
 
     >>> m = MutableAntichain()
     >>> m.update_iter([(3, 1), (5, 1)])
