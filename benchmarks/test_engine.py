@@ -8,7 +8,8 @@ Workloads (WORKLOADS.md names where they match):
 
 - ``mapfilter``: 10^6 ints ``x``; ``map(lambda x: 3*x+1).filter(lambda y: y % 7 < 3)``
   then ``count()``; answer 428,572. Fed with ``send_batch`` in batches of 1024
-  (one ``worker.step()`` per batch), or record by record with ``send``.
+  (one ``worker.step()`` per batch), or record by record with ``send`` (the
+  handle buffers 1024 records per message; the worker steps once all are in).
   Baselines: a list comprehension calling the same two functions per record
   (the per-record work the dataflow cannot avoid), the same comprehension with
   the expressions inlined, and numpy on an array. Target: ≥ 3 M records/s.
@@ -41,7 +42,7 @@ The ``timely`` row's ``extra_info`` has the rate, each baseline's time and the
 ratio ``timely time / baseline time`` (how many times slower timely is), and
 the target when there is one; the same figures are printed as a Markdown
 table at the end of the run, and by ``python benchmarks/report.py --suite
-engine``. The whole file takes about a minute with ``--benchmark-only``.
+engine``. The whole file takes about 30 s with ``--benchmark-only`` on 2 cores.
 """
 
 from __future__ import annotations
@@ -49,21 +50,15 @@ from __future__ import annotations
 import collections
 import functools
 import random
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
-import harness
+import harness  # puts this checkout first on sys.path, so `timely` is the in-place build
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import timely  # noqa: E402
-from timely.examples import wordcount as wordcount_example  # noqa: E402
+import timely
+from timely.examples import wordcount as wordcount_example
 
 SUITE = "engine"
 TIMELY = "timely"
@@ -98,7 +93,6 @@ class Workload:
     target: str = ""  # e.g. "≥ 3 M records/s"
     meets: Callable[[float], bool] | None = None  # seconds per op -> meets the target
     reference: tuple[str, float] | None = None  # (label, seconds per op) not measured here
-    notes: dict[str, str] = field(default_factory=dict)
 
     @property
     def group(self) -> str:
@@ -146,10 +140,12 @@ def _mapfilter_work(worker, batched: bool) -> int:
     counted: list[int] = []
     with worker.dataflow() as scope:
         handle, stream = scope.new_input()
-        (stream.map(lambda x: 3 * x + 1)
-               .filter(lambda y: y % 7 < 3)
-               .count()
-               .inspect(counted.append))
+        (
+            stream.map(lambda x: 3 * x + 1)
+            .filter(lambda y: y % 7 < 3)
+            .count()
+            .inspect(counted.append)
+        )
     data = ints()
     if batched:
         send_batch, step = handle.send_batch, worker.step
@@ -170,10 +166,16 @@ def make_mapfilter(batched: bool):
         data = ints()
         if impl == TIMELY:
             return lambda: timely.execute_directly(
-                functools.partial(_mapfilter_work, batched=batched))
+                functools.partial(_mapfilter_work, batched=batched)
+            )
         if impl == "listcomp (same functions)":
-            f = lambda x: 3 * x + 1  # noqa: E731
-            p = lambda y: y % 7 < 3  # noqa: E731
+
+            def f(x):
+                return 3 * x + 1
+
+            def p(y):
+                return y % 7 < 3
+
             return lambda: len([y for y in map(f, data) if p(y)])
         if impl == "listcomp (inlined)":
             return lambda: len([y for y in [3 * x + 1 for x in data] if y % 7 < 3])
@@ -323,17 +325,21 @@ def _pingpong_work(worker) -> list:
     with worker.dataflow() as scope:
         handle, stream = scope.new_input()
         loop_handle, loop = scope.feedback(1)
-        done, again = (stream.concat(loop)
-                             .exchange(lambda x: x)
-                             .map(lambda x: x + 1)
-                             .branch_when(lambda t: t < PINGPONG))
+        done, again = (
+            stream.concat(loop)
+            .exchange(lambda x: x)
+            .map(lambda x: x + 1)
+            .branch_when(lambda t: t < PINGPONG)
+        )
         again.connect_loop(loop_handle)
-        captured = done.capture()
+        # Not capture(): it would also run (and record progress) at every iteration.
+        exits: list = []
+        done.inspect_time(lambda t, x: exits.append((t, [x])))
     if worker.index == 0:
         handle.send(0)
     handle.close()
     worker.drain()
-    return captured.extract()
+    return exits
 
 
 def make_pingpong(impl: str):
@@ -432,54 +438,89 @@ def _at_least(rate: float):
 
 WORKLOADS = [
     Workload(
-        key="mapfilter-send_batch", subject="mapfilter, send_batch(1024)",
-        size=N_RECORDS, ops=N_RECORDS, op="record",
-        make=make_mapfilter(batched=True), check=check_mapfilter,
+        key="mapfilter-send_batch",
+        subject="mapfilter, send_batch(1024)",
+        size=N_RECORDS,
+        ops=N_RECORDS,
+        op="record",
+        make=make_mapfilter(batched=True),
+        check=check_mapfilter,
         baselines=("listcomp (same functions)", "listcomp (inlined)", "numpy"),
-        target="≥ 3 M records/s", meets=_at_least(3e6),
+        target="≥ 3 M records/s",
+        meets=_at_least(3e6),
     ),
     Workload(
-        key="mapfilter-send", subject="mapfilter, send() per record",
-        size=N_RECORDS, ops=N_RECORDS, op="record",
-        make=make_mapfilter(batched=False), check=check_mapfilter,
+        key="mapfilter-send",
+        subject="mapfilter, send() per record",
+        size=N_RECORDS,
+        ops=N_RECORDS,
+        op="record",
+        make=make_mapfilter(batched=False),
+        check=check_mapfilter,
         baselines=("listcomp (same functions)",),
-        target="≥ 3 M records/s", meets=_at_least(3e6),
+        target="≥ 3 M records/s",
+        meets=_at_least(3e6),
     ),
     Workload(
-        key="exchange-count", subject="exchange + count(), 100 epochs",
-        size=N_RECORDS, ops=N_RECORDS, op="record",
-        make=make_exchange_count, check=check_exchange_count,
+        key="exchange-count",
+        subject="exchange + count(), 100 epochs",
+        size=N_RECORDS,
+        ops=N_RECORDS,
+        op="record",
+        make=make_exchange_count,
+        check=check_exchange_count,
         baselines=("Python loop",),
     ),
     Workload(
-        key="exchange-keyed_count", subject="exchange + keyed count, 100 epochs x 1000 keys",
-        size=N_RECORDS, ops=N_RECORDS, op="record",
-        make=make_keyed_count, check=check_keyed_count,
+        key="exchange-keyed_count",
+        subject="exchange + keyed count, 100 epochs x 1000 keys",
+        size=N_RECORDS,
+        ops=N_RECORDS,
+        op="record",
+        make=make_keyed_count,
+        check=check_keyed_count,
         baselines=("Counter per epoch", "numpy bincount"),
     ),
     Workload(
-        key="pingpong", subject="pingpong, root-scope feedback loop",
-        size=PINGPONG, ops=PINGPONG, op="iteration",
-        make=make_pingpong, check=check_pingpong,
-        target="≤ 20 µs/iteration", meets=lambda per_op: per_op <= 20e-6,
+        key="pingpong",
+        subject="pingpong, root-scope feedback loop",
+        size=PINGPONG,
+        ops=PINGPONG,
+        op="iteration",
+        make=make_pingpong,
+        check=check_pingpong,
+        target="≤ 20 µs/iteration",
+        meets=lambda per_op: per_op <= 20e-6,
         reference=("Rust timely-dataflow (WORKLOADS.md)", RUST_PINGPONG),
     ),
     Workload(
-        key="idle_step-no_dataflow", subject="idle worker.step(), no dataflow",
-        size=IDLE_STEPS, ops=IDLE_STEPS, op="step",
-        make=make_idle(with_dataflow=False), check=check_idle,
+        key="idle_step-no_dataflow",
+        subject="idle worker.step(), no dataflow",
+        size=IDLE_STEPS,
+        ops=IDLE_STEPS,
+        op="step",
+        make=make_idle(with_dataflow=False),
+        check=check_idle,
         baselines=("empty method",),
     ),
     Workload(
-        key="idle_step-idle_dataflow", subject="idle worker.step(), one idle dataflow",
-        size=IDLE_STEPS, ops=IDLE_STEPS, op="step",
-        make=make_idle(with_dataflow=True), check=check_idle,
+        key="idle_step-idle_dataflow",
+        subject="idle worker.step(), one idle dataflow",
+        size=IDLE_STEPS,
+        ops=IDLE_STEPS,
+        op="step",
+        make=make_idle(with_dataflow=True),
+        check=check_idle,
         baselines=("empty method",),
     ),
     Workload(
-        key="wordcount", subject="wordcount example, 1 worker, 10 epochs",
-        size=N_RECORDS, ops=N_RECORDS, op="word",
-        make=make_wordcount, check=check_wordcount,
+        key="wordcount",
+        subject="wordcount example, 1 worker, 10 epochs",
+        size=N_RECORDS,
+        ops=N_RECORDS,
+        op="word",
+        make=make_wordcount,
+        check=check_wordcount,
         baselines=("Counter", "numpy unique"),
     ),
 ]
@@ -534,8 +575,10 @@ def timely_info(workload: Workload, seconds: float, figures: Figures) -> dict[st
 def table(figures: Figures) -> str:
     """The Markdown table of a run: timely against each baseline, per workload."""
     lines = [
-        "| workload | n | timely | timely rate | baseline | baseline time | timely / baseline "
-        "| target | met |",
+        (
+            "| workload | n | timely | timely rate | baseline | baseline time "
+            "| timely / baseline | target | met |"
+        ),
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for workload in figures.workloads.values():
@@ -543,19 +586,26 @@ def table(figures: Figures) -> str:
         if seconds is None:
             continue
         per_op = seconds / workload.ops
-        time_cell = f"{harness.format_seconds(seconds)} ({harness.format_seconds(per_op)}/{workload.op})"
+        time_cell = (
+            f"{harness.format_seconds(seconds)} ({harness.format_seconds(per_op)}/{workload.op})"
+        )
         rate = f"{workload.ops / seconds / 1e6:.2f} M/s"
         met = "–" if workload.meets is None else ("yes" if workload.meets(per_op) else "**no**")
         rows = []
         for impl in workload.baselines:
             base = figures.get(workload, impl)
             if base is not None:
-                rows.append((impl, f"{harness.format_seconds(base)} "
-                             f"({workload.ops / base / 1e6:.1f} M/s)", f"{seconds / base:.1f}x"))
+                base_cell = f"{harness.format_seconds(base)} ({workload.ops / base / 1e6:.1f} M/s)"
+                rows.append((impl, base_cell, f"{seconds / base:.1f}x"))
         if workload.reference:
             label, ref = workload.reference
-            rows.append((f"{label}, not measured here",
-                         f"{harness.format_seconds(ref)}/{workload.op}", f"{per_op / ref:.1f}x"))
+            rows.append(
+                (
+                    f"{label}, not measured here",
+                    f"{harness.format_seconds(ref)}/{workload.op}",
+                    f"{per_op / ref:.1f}x",
+                )
+            )
         if not rows:
             rows.append(("–", "–", "–"))
         for i, (impl, base_cell, ratio) in enumerate(rows):
@@ -587,8 +637,10 @@ def measure_all(max_time: float = 1.0, progress=None) -> tuple[Figures, list[str
                 continue
             figures.add(workload, impl, timing.best)
             if progress:
-                progress(f"{impl:28s} {harness.format_seconds(timing.best):>9s}  "
-                         f"x{timing.rounds:<4d} {workload.group}")
+                progress(
+                    f"{impl:28s} {harness.format_seconds(timing.best):>9s}  "
+                    f"x{timing.rounds:<4d} {workload.group}"
+                )
     return figures, failures
 
 
@@ -633,7 +685,9 @@ def test_engine(benchmark, workload: Workload, impl: str) -> None:
     benchmark.group = workload.group
     rounds = None
     if benchmark.enabled:
-        first_call = harness.measure(fn, workload.check, rounds=1)  # no figure before a right answer
+        first_call = harness.measure(
+            fn, workload.check, rounds=1
+        )  # no figure before a right answer
         rounds = harness.fixed_rounds(first_call.best)
     if rounds is None:
         result = benchmark(fn)

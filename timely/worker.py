@@ -35,6 +35,7 @@ class Worker:
         self.check_progress = check_progress
         self.schedule_rng = random.Random(schedule_seed) if schedule_seed is not None else None
         self.dataflows: dict[int, Subgraph] = {}
+        self.scopes: list[Subgraph] = []        # every built scope, for idle checks
         self.active: set[int] = set()
         self._next_dataflow = 0
         self._next_channel = 0
@@ -93,6 +94,8 @@ class Worker:
         self._stepping = True
         try:
             self.allocator.receive()
+            if not self.active:
+                self._poke()
             if self.active:
                 active = sorted(self.active)
                 self.active.clear()
@@ -107,6 +110,42 @@ class Worker:
         finally:
             self._stepping = False
         return bool(self.dataflows)
+
+    def _poke(self) -> None:
+        """Activates scopes holding changes made outside any scheduling (a
+        capability dropped by user code), so that they are reported."""
+        live = False
+        for scope in self.scopes:
+            if scope.done:
+                continue
+            live = True
+            if scope.local_pointstamp or scope.final_pointstamp:
+                scope.activate_self()
+        if not live:
+            self.scopes.clear()
+
+    def stalled(self) -> bool:
+        """Nothing is active, nothing is pending, and dataflows remain: with one
+        worker, nothing can ever happen again."""
+        return (self.peers == 1 and bool(self.dataflows) and not self.active
+                and not any(s.local_pointstamp or s.final_pointstamp
+                            for s in self.scopes if not s.done))
+
+    def describe_holds(self) -> str:
+        """The operators that hold capabilities or have messages waiting."""
+        lines = []
+        for scope in self.scopes:
+            if scope.done or scope.tracker is None:
+                continue
+            for index, child in enumerate(scope.children[1:], start=1):
+                held = []
+                for port in range(child.outputs if child else 0):
+                    stamps = scope.tracker.source_pointstamps((index, port))
+                    held += [f"capability at {t!r} x{c}" for t, c in stamps if c > 0]
+                name = child.operator.name if child and child.operator else "(shut down)"
+                if held:
+                    lines.append(f"{scope.name}/{name} (operator {index}): " + ", ".join(held))
+        return "; ".join(lines) or "no capability is held"
 
     def step_while(self, condition) -> None:
         """Steps while ``condition()`` holds."""
@@ -132,6 +171,10 @@ class Worker:
         """Steps until every dataflow has completed."""
         deadline = None if timeout is None else _time.monotonic() + timeout
         while self.step_or_park(0.001 if self.peers > 1 else 0):
+            if self.stalled():
+                raise DataflowError(
+                    f"worker {self.index}: dataflows {self.installed_dataflows()} cannot complete: "
+                    f"{self.describe_holds()}")
             if deadline is not None and _time.monotonic() > deadline:
                 raise DataflowError(
                     f"worker {self.index}: dataflows {self.installed_dataflows()} did not complete "

@@ -149,7 +149,7 @@ class ChangeBatchMachine(RuleBasedStateMachine):
         assert list(self.b) == expected
 
 
-ChangeBatchMachine.TestCase.settings = settings(max_examples=examples(0.25), stateful_step_count=30)
+ChangeBatchMachine.TestCase.settings = settings(max_examples=examples(0.25), stateful_step_count=15)
 test_change_batch_machine = pytest.mark.slow(ChangeBatchMachine.TestCase)
 
 

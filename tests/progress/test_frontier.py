@@ -169,7 +169,7 @@ class MutableAntichainMachine(RuleBasedStateMachine):
 
 
 MutableAntichainMachine.TestCase.settings = settings(
-    max_examples=examples(0.25), stateful_step_count=30
+    max_examples=examples(0.25), stateful_step_count=15
 )
 test_mutable_antichain_machine = pytest.mark.slow(MutableAntichainMachine.TestCase)
 

@@ -90,7 +90,7 @@ class NotificatorMachine(RuleBasedStateMachine):
         assert self.n.is_empty() == self.r.is_empty()
 
 
-NotificatorMachine.TestCase.settings = settings(max_examples=examples(0.25), stateful_step_count=30)
+NotificatorMachine.TestCase.settings = settings(max_examples=examples(0.25), stateful_step_count=15)
 test_notificator_machine = pytest.mark.slow(NotificatorMachine.TestCase)
 
 

@@ -169,15 +169,18 @@ def _work(worker, nodes: int, edges: list) -> tuple[dict[int, int], int]:
     node_input.send_batch([(n, n) for n in range(index, nodes, peers)])
     edge_input.close()
     node_input.close()
-    while worker.step():
-        pass
+    worker.drain()
     return labels, iterations[0]
 
 
-def connected_components(nodes: int, edges, workers: int = 1) -> tuple[list[int], int]:
-    """Per node, the least node id of its component; and the propagation rounds."""
-    parts = timely.execute(functools.partial(_work, nodes=nodes, edges=list(edges)),
-                           workers=workers)
+def connected_components(nodes: int, edges, workers: int = 1, **options) -> tuple[list[int], int]:
+    """Per node, the least node id of its component; and the propagation rounds.
+
+    ``options`` go to :func:`timely.execute` (e.g. ``schedule_seed``, ``check_progress``).
+    """
+    parts = timely.execute(
+        functools.partial(_work, nodes=nodes, edges=list(edges)), workers=workers, **options
+    )
     labels: list = [None] * nodes
     for part, _ in parts:
         for node, label in part.items():
@@ -207,8 +210,10 @@ def main(argv=None) -> tuple[list[int], int]:
         wrong = [n for n in range(args.nodes) if labels[n] != expected[n]][:5]
         raise SystemExit(f"wrong labels, e.g. {[(n, labels[n], expected[n]) for n in wrong]}")
     components = len(set(labels))
-    print(f"{args.nodes:,} nodes, {args.edges:,} edges, {args.workers} worker(s): "
-          f"{components:,} components after {rounds} propagation rounds; labels match union-find")
+    print(
+        f"{args.nodes:,} nodes, {args.edges:,} edges, {args.workers} worker(s): "
+        f"{components:,} components after {rounds} propagation rounds; labels match union-find"
+    )
     print(f"timely: {elapsed:.3f} s; union-find: {baseline:.3f} s")
     return labels, rounds
 

@@ -81,9 +81,12 @@ def _work(worker, epochs: list) -> list:
     return results
 
 
-def count_per_epoch(epochs: list, workers: int = 1) -> list:
-    """``(epoch, count)`` for every epoch with records, in epoch order, by the Count vertex."""
-    parts = timely.execute(functools.partial(_work, epochs=epochs), workers=workers)
+def count_per_epoch(epochs: list, workers: int = 1, **options) -> list:
+    """``(epoch, count)`` for every epoch with records, in epoch order, by the Count vertex.
+
+    ``options`` go to :func:`timely.execute` (e.g. ``schedule_seed``, ``check_progress``).
+    """
+    parts = timely.execute(functools.partial(_work, epochs=epochs), workers=workers, **options)
     # Count's pact sends every record to worker 0; the others report nothing.
     if any(parts[1:]):
         raise AssertionError(f"workers other than 0 reported counts: {parts[1:]}")
@@ -96,16 +99,21 @@ def make_epochs(epochs: int, records: int, seed: int = 1) -> list:
     out = []
     for _ in range(epochs):
         n = rng.randint(0, 2 * records)
-        out.append(["".join(rng.choices(string.ascii_lowercase + " ", k=rng.randint(1, 40)))
-                    for _ in range(n)])
+        out.append(
+            [
+                "".join(rng.choices(string.ascii_lowercase + " ", k=rng.randint(1, 40)))
+                for _ in range(n)
+            ]
+        )
     return out
 
 
 def main(argv=None) -> list:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--epochs", type=int, default=10, help="epochs (default 10)")
-    parser.add_argument("--records", type=int, default=1000,
-                        help="mean records per epoch (default 1000)")
+    parser.add_argument(
+        "--records", type=int, default=1000, help="mean records per epoch (default 1000)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("-w", "--workers", type=int, default=1, help="worker count (default 1)")
     args = parser.parse_args(argv)

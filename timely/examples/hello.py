@@ -40,9 +40,14 @@ def _work(worker, rounds: int, quiet: bool) -> list:
     return seen
 
 
-def hello(rounds: int = 10, workers: int = 1, quiet: bool = False) -> list:
-    """Runs the dataflow; returns, per worker, the doubled values it printed."""
-    return timely.execute(functools.partial(_work, rounds=rounds, quiet=quiet), workers=workers)
+def hello(rounds: int = 10, workers: int = 1, quiet: bool = False, **options) -> list:
+    """Runs the dataflow; returns, per worker, the doubled values it printed.
+
+    ``options`` go to :func:`timely.execute` (e.g. ``schedule_seed``, ``check_progress``).
+    """
+    return timely.execute(
+        functools.partial(_work, rounds=rounds, quiet=quiet), workers=workers, **options
+    )
 
 
 def main(argv=None) -> list:

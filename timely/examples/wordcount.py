@@ -102,16 +102,23 @@ def _work(worker, words: list[str], epochs: int, batch: int) -> dict[str, int]:
             worker.step()
         handle.advance_to(epoch + 1)
         # Keep at most one epoch in flight.
-        worker.step_while(lambda: probe.less_than(epoch))
+        worker.step_while(functools.partial(probe.less_than, epoch))
     handle.close()
     worker.step_while(lambda: not probe.done())
     return final
 
 
-def wordcount(words: list[str], workers: int = 1, epochs: int = 10, batch: int = 1024) -> dict[str, int]:
-    """The count of every word, computed by the dataflow on ``workers`` workers."""
+def wordcount(
+    words: list[str], workers: int = 1, epochs: int = 10, batch: int = 1024, **options
+) -> dict[str, int]:
+    """The count of every word, computed by the dataflow on ``workers`` workers.
+
+    ``options`` go to :func:`timely.execute` (e.g. ``schedule_seed``, ``check_progress``).
+    """
     parts = timely.execute(
-        functools.partial(_work, words=words, epochs=epochs, batch=batch), workers=workers
+        functools.partial(_work, words=words, epochs=epochs, batch=batch),
+        workers=workers,
+        **options,
     )
     counts: dict[str, int] = {}
     for part in parts:
@@ -142,11 +149,15 @@ def main(argv=None) -> dict[str, int]:
     if counts != dict(expected):
         wrong = [w for w in expected if counts.get(w) != expected[w]][:5]
         raise SystemExit(f"wrong counts, e.g. {[(w, counts.get(w), expected[w]) for w in wrong]}")
-    print(f"{len(words):,} words, {len(counts):,} distinct, {args.workers} worker(s), "
-          f"{args.epochs} epochs: counts match collections.Counter")
+    print(
+        f"{len(words):,} words, {len(counts):,} distinct, {args.workers} worker(s), "
+        f"{args.epochs} epochs: counts match collections.Counter"
+    )
     print(f"timely:  {elapsed:8.3f} s  {len(words) / elapsed / 1e6:6.2f} M words/s")
-    print(f"Counter: {baseline:8.3f} s  {len(words) / baseline / 1e6:6.2f} M words/s "
-          f"(timely takes {elapsed / baseline:.1f}x Counter's time)")
+    print(
+        f"Counter: {baseline:8.3f} s  {len(words) / baseline / 1e6:6.2f} M words/s "
+        f"(timely takes {elapsed / baseline:.1f}x Counter's time)"
+    )
     return counts
 
 

@@ -143,6 +143,7 @@ class Subgraph(Operate):
         self.notify = ()
         self.rng = worker.schedule_rng
         self._summary = None
+        self.done = False
 
     # -- building -----------------------------------------------------------
 
@@ -202,6 +203,7 @@ class Subgraph(Operate):
         self.progcaster = self.worker.progcaster(self)
         self.notify = [True] * self.inputs
         self.built = True
+        self.worker.scopes.append(self)
         # Each operator output starts with `peers` copies of a capability at the
         # minimum time, one per worker. That is common knowledge, applied here
         # and never broadcast; each worker broadcasts only the drop of its own.
@@ -396,6 +398,7 @@ class Subgraph(Operate):
         parent.activate_child(me)
 
     def shut_down(self) -> None:
+        self.done = True
         for child in self.children[1:]:
             if child is not None and child.operator is not None:
                 child.operator.shut_down()

@@ -6,9 +6,12 @@ Each works batch by batch; the only per-record Python is the user's function.
 
 from __future__ import annotations
 
+import copy
+
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Broadcast, Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
+from timely.errors import CapabilityError
 from timely.progress.timestamp import less_equal
 
 
@@ -228,6 +231,9 @@ def _stash_and_release(stream, name: str, assign):
         def run(frontiers):
             for cap, data in inp:
                 for new_time, records in assign(cap.time, data):
+                    if not less_equal(cap.time, new_time):
+                        raise CapabilityError(
+                            f"{name}: cannot move records from {cap.time!r} back to {new_time!r}")
                     if new_time not in stash:
                         notificator.notify_at(cap.delayed(new_time))
                         stash[new_time] = []
@@ -323,7 +329,7 @@ def accumulate(stream, init, logic):
                 t = cap.time
                 if t not in state:
                     notificator.notify_at(cap.retain())
-                    state[t] = init
+                    state[t] = copy.deepcopy(init)     # each time folds into its own copy
                 state[t] = logic(state[t], data)
             while True:
                 item = notificator.next(frontiers)

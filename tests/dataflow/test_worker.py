@@ -1,0 +1,115 @@
+"""The worker: stepping, activation, completion, and stalls."""
+
+from __future__ import annotations
+
+import pytest
+
+import timely
+from timely import Pipeline
+
+
+def test_step_returns_false_without_dataflows():
+    def work(worker):
+        first = worker.step()
+        with worker.dataflow() as scope:
+            scope.to_stream(range(3)).probe()
+        second = worker.step()
+        while worker.step():
+            pass
+        return first, second, worker.has_dataflows()
+
+    first, second, remaining = timely.execute_directly(work)
+    assert first is False
+    assert remaining is False
+
+
+def test_execute_returns_results_in_index_order():
+    assert timely.execute(lambda w: (w.index, w.peers), workers=1) == [(0, 1)]
+    assert timely.execute_directly(lambda w: "done") == "done"
+    assert timely.execute_from_args(["-w", "1"], lambda w: w.peers) == [1]
+
+
+def test_operators_run_only_when_activated():
+    runs = {"idle": 0}
+
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            other, quiet = scope.new_input()
+
+            def constructor(cap, info):
+                cap.drop()
+
+                def logic(inp, out):
+                    runs["idle"] += 1
+                    for c, data in inp:
+                        out.session(c).give_container(data)
+
+                return logic
+
+            quiet.unary(Pipeline, "Quiet", constructor).probe()
+            probe = stream.map(lambda x: x).probe()
+        worker.step()
+        baseline = runs["idle"]
+        for t in range(50):
+            handle.send(t)
+            handle.advance_to(t + 1)
+            worker.step_while(lambda: probe.less_than(handle.time))
+        during = runs["idle"] - baseline
+        handle.close()
+        other.close()
+        worker.drain()
+        return during
+
+    # The quiet operator's input saw no data and no frontier change while
+    # the other input advanced fifty times.
+    assert timely.execute_directly(work) == 0
+
+
+def test_step_or_park_returns_when_idle():
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            stream.probe()
+        worker.step_or_park(0.01)
+        handle.close()
+        while worker.step_or_park(0):
+            pass
+        return worker.has_dataflows()
+
+    assert timely.execute_directly(work) is False
+
+
+def test_a_dataflow_that_cannot_complete_is_reported_not_hung():
+    def work(worker):
+        keep = []
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+
+            def constructor(cap, info):
+                keep.append(cap)          # held forever by user state
+                return lambda inp, out: [None for _ in inp]
+
+            stream.unary(Pipeline, "Holder", constructor).probe()
+        handle.close()
+        try:
+            worker.drain()
+        finally:
+            keep.clear()
+        return "unreachable"
+
+    with pytest.raises(timely.DataflowError, match=r"Holder \(operator 2\): capability at 0"):
+        timely.execute_directly(work)
+
+
+def test_step_inside_step_is_an_error():
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            stream.inspect(lambda x: worker.step()).probe()
+        handle.send(1)
+        handle.close()
+        worker.drain()
+
+    with pytest.raises(timely.DataflowError, match="inside a step"):
+        timely.execute_directly(work)
