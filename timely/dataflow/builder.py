@@ -88,6 +88,10 @@ class OperatorCore(Operate):
     def summary(self):
         return self._summary
 
+    @property
+    def watches(self):
+        return [f is not None for f in self._frontiers]
+
     def push_frontier(self, port: int, changes) -> None:
         self._frontiers[port].update_iter(changes)
 
@@ -157,7 +161,10 @@ class OperatorBuilder:
         identifier = self.worker.next_channel_id()
         pusher, puller = pact.connect(self.worker, identifier, self.activator.activate)
         stream.connect_to((self.index, port), pusher)
-        frontier = MutableAntichain(arity=self.arity)
+        # Operators that neither watch nor check frontiers (the stateless record
+        # operators build their inputs with notify=False) keep none.
+        keep = notify or self.worker.check_progress
+        frontier = MutableAntichain(arity=self.arity) if keep else None
         consumed = PortCounts(self._subgraph.local_pointstamp, False, self.index, port)
         summaries: list = []
         self._input_summaries.append(summaries)

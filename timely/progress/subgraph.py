@@ -71,6 +71,7 @@ class Operate:
     outputs = 0
     local = True          # its progress is this worker's own and must be broadcast
     notify = ()           # per input: activate on frontier changes
+    watches = None        # per input: wants frontier changes pushed (None: every input)
 
     def summary(self):
         """``[input][output]`` -> list of summaries (empty: not connected)."""
@@ -95,13 +96,14 @@ class Operate:
 class ChildState:
     """A scope's record of one child."""
 
-    __slots__ = ("index", "operator", "local", "notify", "incomplete", "outputs")
+    __slots__ = ("index", "operator", "local", "notify", "incomplete", "outputs", "watches")
 
     def __init__(self, index: int, operator: Operate):
         self.index = index
         self.operator = operator
         self.local = operator.local
         self.notify = list(operator.notify) if operator.notify else [True] * operator.inputs
+        self.watches = list(operator.watches) if operator.watches is not None else [True] * operator.inputs
         self.incomplete = False
         self.outputs = operator.outputs
 
@@ -364,7 +366,8 @@ class Subgraph(Operate):
             child = children[node]
             operator = child.operator
             if operator is not None:
-                operator.push_frontier(port, changes)
+                if child.watches[port]:
+                    operator.push_frontier(port, changes)
                 if child.notify[port]:
                     self.activate_child(node)
         for node in quiet:

@@ -25,10 +25,12 @@ def _pipeline_unary(stream, name: str, transform, pact=None):
         caps.clear()
 
         def run(frontiers):
+            # One input, one output, identity connection: every message's own
+            # time is held while it is processed, so no capability check is needed.
             for cap, data in inp:
                 produced = transform(cap.time, data)
                 if produced:
-                    out.session(cap).give_container(produced)
+                    out.give_at(cap.time, produced)
 
         return run
 
