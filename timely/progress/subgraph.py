@@ -301,12 +301,25 @@ class Subgraph(Operate):
                 heapq.heapify(heap)
                 previous = -1
                 children = self.children
+                heappop = heapq.heappop
+                node_quiet = self.tracker.node_quiet
                 while heap:
-                    index = heapq.heappop(heap)
-                    if index > previous:
-                        self.current = index
-                        self.run_child(children[index])
-                        previous = index
+                    index = heappop(heap)
+                    if index <= previous:
+                        continue
+                    self.current = previous = index
+                    # run_child, inlined: this loop is the scheduler's hot path
+                    child = children[index]
+                    operator = child.operator
+                    if operator is None:
+                        continue
+                    incomplete = operator.schedule()
+                    if incomplete != child.incomplete:
+                        self.incomplete_count += 1 if incomplete else -1
+                        child.incomplete = incomplete
+                    if not incomplete and node_quiet(index):
+                        operator.shut_down()
+                        child.operator = None
         finally:
             self.scheduling = False
             self.current = -1
