@@ -270,6 +270,23 @@ static int packable(const uint64_t *rows, size_t n, size_t k,
     return 1;
 }
 
+static inline uint64_t pack(const uint64_t *r, const uint64_t *mins, const uint64_t *weights, size_t k)
+{
+    uint64_t key = 0;
+    for (size_t c = 0; c < k; c++) {
+        key += (r[c] - mins[c]) * weights[c];
+    }
+    return key;
+}
+
+static inline void unpack(uint64_t key, uint64_t *r, const uint64_t *mins, const uint64_t *weights, size_t k)
+{
+    for (size_t c = 0; c < k; c++) {
+        r[c] = mins[c] + key / weights[c];
+        key %= weights[c];
+    }
+}
+
 size_t tly_compact(uint64_t *rows, int64_t *diffs, size_t n, size_t k)
 {
     if (n == 0) {
@@ -291,21 +308,11 @@ size_t tly_compact(uint64_t *rows, int64_t *diffs, size_t n, size_t k)
             return compact_rows(rows, diffs, n, k);
         }
         for (size_t i = 0; i < n; i++) {
-            const uint64_t *r = rows + i * k;
-            uint64_t key = 0;
-            for (size_t c = 0; c < k; c++) {
-                key += (r[c] - mins[c]) * weights[c];
-            }
-            acc[key] += diffs[i];
+            acc[pack(rows + i * k, mins, weights, k)] += diffs[i];
         }
         for (size_t key = 0; key < range; key++) {
             if (acc[key] != 0) {
-                uint64_t rest = key;
-                uint64_t *r = rows + out * k;
-                for (size_t c = 0; c < k; c++) {
-                    r[c] = mins[c] + rest / weights[c];
-                    rest %= weights[c];
-                }
+                unpack(key, rows + out * k, mins, weights, k);
                 diffs[out++] = acc[key];
             }
         }
@@ -321,12 +328,7 @@ size_t tly_compact(uint64_t *rows, int64_t *diffs, size_t n, size_t k)
         return compact_rows(rows, diffs, n, k);
     }
     for (size_t i = 0; i < n; i++) {
-        const uint64_t *r = rows + i * k;
-        uint64_t key = 0;
-        for (size_t c = 0; c < k; c++) {
-            key += (r[c] - mins[c]) * weights[c];
-        }
-        a[i].key = key;
+        a[i].key = pack(rows + i * k, mins, weights, k);
         a[i].diff = diffs[i];
     }
     if (radix_pairs(a, b, n, &sorted) != 0) {
@@ -342,12 +344,7 @@ size_t tly_compact(uint64_t *rows, int64_t *diffs, size_t n, size_t k)
             i++;
         }
         if (sum != 0) {
-            uint64_t rest = key;
-            uint64_t *r = rows + out * k;
-            for (size_t c = 0; c < k; c++) {
-                r[c] = mins[c] + rest / weights[c];
-                rest %= weights[c];
-            }
+            unpack(key, rows + out * k, mins, weights, k);
             diffs[out++] = sum;
         }
     }

@@ -30,6 +30,17 @@ cdef int check_arity(object arity) except -1:
     return 0
 
 
+cdef int query_row(Py_ssize_t k, object time, uint64_t *row) except -1:
+    """Fills ``row`` for a query against a structure of arity ``k``; returns 0
+    when the structure has no arity yet (it holds nothing), 1 otherwise."""
+    if k == 0:
+        settle_arity(0, time)
+        return 0
+    settle_arity(k, time)
+    fill_row(time, k, row)
+    return 1
+
+
 cdef class Antichain:
     """A set of mutually incomparable timestamps: the lower boundary of a set of times.
 
@@ -153,22 +164,12 @@ cdef class Antichain:
     def less_than(self, time):
         """Some element is strictly less than ``time``."""
         cdef uint64_t row[TLY_MAX_ARITY]
-        if self.k == 0:
-            settle_arity(0, time)
-            return False
-        settle_arity(self.k, time)
-        fill_row(time, self.k, row)
-        return self.lt_row(row)
+        return bool(query_row(self.k, time, row) and self.lt_row(row))
 
     def less_equal(self, time):
         """Some element is less than or equal to ``time``."""
         cdef uint64_t row[TLY_MAX_ARITY]
-        if self.k == 0:
-            settle_arity(0, time)
-            return False
-        settle_arity(self.k, time)
-        fill_row(time, self.k, row)
-        return self.le_row(row)
+        return bool(query_row(self.k, time, row) and self.le_row(row))
 
     def dominates(self, Antichain other):
         """Every element of ``other`` is >= some element of this antichain."""
@@ -345,31 +346,22 @@ cdef class MutableAntichain:
     def count_for(self, time):
         """The accumulated count of ``time`` (0 when absent)."""
         cdef uint64_t row[TLY_MAX_ARITY]
-        if self.k == 0:
-            settle_arity(0, time)
+        if not query_row(self.k, time, row):
             return 0
-        settle_arity(self.k, time)
-        fill_row(time, self.k, row)
         return tly_ma_count(&self.m, row)
 
     def less_than(self, time):
         """Some frontier element is strictly less than ``time``."""
         cdef uint64_t row[TLY_MAX_ARITY]
-        if self.k == 0:
-            settle_arity(0, time)
+        if not query_row(self.k, time, row):
             return False
-        settle_arity(self.k, time)
-        fill_row(time, self.k, row)
         return bool(tly_ma_less_than(&self.m, row))
 
     def less_equal(self, time):
         """Some frontier element is less than or equal to ``time``."""
         cdef uint64_t row[TLY_MAX_ARITY]
-        if self.k == 0:
-            settle_arity(0, time)
+        if not query_row(self.k, time, row):
             return False
-        settle_arity(self.k, time)
-        fill_row(time, self.k, row)
         return bool(tly_ma_less_equal(&self.m, row))
 
     def is_empty(self):

@@ -131,6 +131,15 @@ def validate(time, arity=None):
     return make_time(row, k)
 
 
+cdef Py_ssize_t fill_pair(object a, object b, uint64_t *ra, uint64_t *rb) except -1:
+    """Rows of two timestamps of one arity; returns the arity."""
+    cdef Py_ssize_t k = arity_of_time(a)
+    settle_arity(k, b)
+    fill_row(a, k, ra)
+    fill_row(b, k, rb)
+    return k
+
+
 def less_equal(a, b):
     """Product partial order: each coordinate of ``a`` is <= that of ``b``.
 
@@ -139,10 +148,7 @@ def less_equal(a, b):
     """
     cdef uint64_t ra[TLY_MAX_ARITY]
     cdef uint64_t rb[TLY_MAX_ARITY]
-    cdef Py_ssize_t k = arity_of_time(a)
-    settle_arity(k, b)
-    fill_row(a, k, ra)
-    fill_row(b, k, rb)
+    cdef Py_ssize_t k = fill_pair(a, b, ra, rb)
     return bool(tly_row_le(ra, rb, k))
 
 
@@ -150,10 +156,7 @@ def less_than(a, b):
     """``a`` <= ``b`` in the product order and ``a`` != ``b``."""
     cdef uint64_t ra[TLY_MAX_ARITY]
     cdef uint64_t rb[TLY_MAX_ARITY]
-    cdef Py_ssize_t k = arity_of_time(a)
-    settle_arity(k, b)
-    fill_row(a, k, ra)
-    fill_row(b, k, rb)
+    cdef Py_ssize_t k = fill_pair(a, b, ra, rb)
     return bool(tly_row_le(ra, rb, k) and not tly_row_eq(ra, rb, k))
 
 

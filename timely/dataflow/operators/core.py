@@ -128,10 +128,9 @@ def partition(stream, parts: int, route):
     return [s for _, s in outs]
 
 
-def branch(stream, condition):
-    """Records for which ``condition(time, record)`` is false go to the first
-    stream, true to the second."""
-    b = OperatorBuilder("Branch", stream.scope)
+def _two_way(stream, name: str, split):
+    """Two outputs; ``split(time, data)`` returns ``(first, second)`` batches."""
+    b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, Pipeline(), notify=False)
     (out0, s0), (out1, s1) = b.new_output(), b.new_output()
 
@@ -140,38 +139,35 @@ def branch(stream, condition):
 
         def run(frontiers):
             for cap, data in inp:
-                t = cap.time
-                no, yes = [], []
-                for record in data:
-                    (yes if condition(t, record) else no).append(record)
-                if no:
-                    out0.session(cap).give_container(no)
-                if yes:
-                    out1.session(cap).give_container(yes)
+                first, second = split(cap.time, data)
+                if first:
+                    out0.give_at(cap.time, first)
+                if second:
+                    out1.give_at(cap.time, second)
 
         return run
 
     b.build(build)
     return s0, s1
+
+
+def branch(stream, condition):
+    """Records for which ``condition(time, record)`` is false go to the first
+    stream, true to the second."""
+
+    def split(t, data):
+        no, yes = [], []
+        for record in data:
+            (yes if condition(t, record) else no).append(record)
+        return no, yes
+
+    return _two_way(stream, "Branch", split)
 
 
 def branch_when(stream, condition):
     """Batches whose time satisfies ``condition(time)`` go to the second stream."""
-    b = OperatorBuilder("BranchWhen", stream.scope)
-    inp = b.new_input(stream, Pipeline(), notify=False)
-    (out0, s0), (out1, s1) = b.new_output(), b.new_output()
-
-    def build(caps, info):
-        caps.clear()
-
-        def run(frontiers):
-            for cap, data in inp:
-                (out1 if condition(cap.time) else out0).session(cap).give_container(data)
-
-        return run
-
-    b.build(build)
-    return s0, s1
+    return _two_way(stream, "BranchWhen",
+                    lambda t, data: ((), data) if condition(t) else (data, ()))
 
 
 class Ok:

@@ -53,56 +53,38 @@ def binary(stream, other, pact1, pact2, name: str, constructor):
 binary_frontier = binary
 
 
-def _notify_at_init(notificator, cap, init_times):
-    for time in init_times:
-        notificator.notify_at(cap.delayed(time))
+def _with_notificator(streams, pacts, name: str, init_times, logic):
+    """One output; ``logic(*inputs, output, notificator)``, with notifications
+    requested at ``init_times`` from the initial capability."""
+    b = OperatorBuilder(name, streams[0].scope)
+    inputs = [b.new_input(s, p) for s, p in zip(streams, pacts)]
+    out, result = b.new_output()
+
+    def build(caps, info):
+        inner = FrontierNotificator(b.arity)
+        for time in init_times:
+            inner.notify_at(caps[0].delayed(time))
+        caps.clear()
+        notificator = None
+
+        def run(frontiers):
+            nonlocal notificator
+            if notificator is None:
+                notificator = Notificator(frontiers, inner)
+            logic(*inputs, out, notificator)
+
+        return run
+
+    b.build(build)
+    return result
 
 
 def unary_notify(stream, pact, name: str, init_times, logic):
-    b = OperatorBuilder(name, stream.scope)
-    inp = b.new_input(stream, pact)
-    out, result = b.new_output()
-
-    def build(caps, info):
-        inner = FrontierNotificator(b.arity)
-        _notify_at_init(inner, caps[0], init_times)
-        caps.clear()
-        notificator = None
-
-        def run(frontiers):
-            nonlocal notificator
-            if notificator is None:
-                notificator = Notificator(frontiers, inner)
-            logic(inp, out, notificator)
-
-        return run
-
-    b.build(build)
-    return result
+    return _with_notificator([stream], [pact], name, init_times, logic)
 
 
 def binary_notify(stream, other, pact1, pact2, name: str, init_times, logic):
-    b = OperatorBuilder(name, stream.scope)
-    in1 = b.new_input(stream, pact1)
-    in2 = b.new_input(other, pact2)
-    out, result = b.new_output()
-
-    def build(caps, info):
-        inner = FrontierNotificator(b.arity)
-        _notify_at_init(inner, caps[0], init_times)
-        caps.clear()
-        notificator = None
-
-        def run(frontiers):
-            nonlocal notificator
-            if notificator is None:
-                notificator = Notificator(frontiers, inner)
-            logic(in1, in2, out, notificator)
-
-        return run
-
-    b.build(build)
-    return result
+    return _with_notificator([stream, other], [pact1, pact2], name, init_times, logic)
 
 
 def sink(stream, pact, name: str, logic):
