@@ -20,14 +20,14 @@ def execute_directly(work, **options):
 
 def execute(work, workers: int = 1, **options):
     """Runs ``work(worker)`` on ``workers`` workers; returns their results in
-    index order."""
+    index order. More than one worker run as threads of this process."""
     if workers < 1:
         raise TimelyError(f"workers must be at least 1, not {workers}")
     if workers == 1:
         return [execute_directly(work, **options)]
-    from timely.communication.process import execute_processes
+    from timely.communication.threads import execute_threads
 
-    return execute_processes(work, workers, **options)
+    return execute_threads(work, workers, **options)
 
 
 def parse_args(args):
@@ -46,7 +46,7 @@ def execute_from_args(args, work, **options):
     Rust crate)."""
     config = parse_args(args)
     if config.processes != 1:
-        from timely.communication.cluster import execute_cluster
-
-        return execute_cluster(work, config, **options)
+        raise TimelyError(
+            f"-n {config.processes}: running across several processes or hosts is not "
+            "available yet; use -w for workers in this process")
     return execute(work, workers=config.workers, **options)

@@ -22,18 +22,18 @@ def expect(fn):
     return out
 
 
-def test_map():
-    got = run_epochs(lambda s, st: st.map(lambda x: x * 10).capture(), EPOCHS)
+def test_map(workers):
+    got = run_epochs(lambda s, st: st.map(lambda x: x * 10).capture(), EPOCHS, workers)
     assert got == expect(lambda x: [x * 10])
 
 
-def test_flat_map():
-    got = run_epochs(lambda s, st: st.flat_map(lambda x: range(x % 3)).capture(), EPOCHS)
+def test_flat_map(workers):
+    got = run_epochs(lambda s, st: st.flat_map(lambda x: range(x % 3)).capture(), EPOCHS, workers)
     assert got == expect(lambda x: list(range(x % 3)))
 
 
-def test_filter():
-    got = run_epochs(lambda s, st: st.filter(lambda x: x % 2 == 0).capture(), EPOCHS)
+def test_filter(workers):
+    got = run_epochs(lambda s, st: st.filter(lambda x: x % 2 == 0).capture(), EPOCHS, workers)
     assert got == expect(lambda x: [x] if x % 2 == 0 else [])
 
 
@@ -53,73 +53,61 @@ def test_inspect_variants_see_every_record_and_time():
     assert got == expect(lambda x: [x])
 
 
-def test_exchange_and_broadcast_keep_every_record_once_per_worker():
-    got = run_epochs(lambda s, st: st.exchange(lambda x: x).capture(), EPOCHS)
+def test_exchange_and_broadcast_keep_every_record_once_per_worker(workers):
+    got = run_epochs(lambda s, st: st.exchange(lambda x: x).capture(), EPOCHS, workers)
     assert got == expect(lambda x: [x])
-    got = run_epochs(lambda s, st: st.exchange(str).capture(), EPOCHS)
+    got = run_epochs(lambda s, st: st.exchange(str).capture(), EPOCHS, workers)
     assert got == expect(lambda x: [x])
-    got = run_epochs(lambda s, st: st.broadcast().capture(), EPOCHS)
-    assert got == expect(lambda x: [x])
+    got = run_epochs(lambda s, st: st.broadcast().capture(), EPOCHS, workers)
+    assert got == expect(lambda x: [x] * workers)
 
 
-def test_concat_and_concatenate():
+def test_concat_and_concatenate(workers):
     def build(scope, stream):
         doubled = stream.map(lambda x: -x)
         return stream.concat(doubled).capture()
 
-    assert run_epochs(build, EPOCHS) == expect(lambda x: [x, -x])
+    assert run_epochs(build, EPOCHS, workers) == expect(lambda x: [x, -x])
 
     def build3(scope, stream):
         return scope.concatenate([stream, stream.map(lambda x: x + 100),
                                   stream.map(lambda x: x + 200)]).capture()
 
-    assert run_epochs(build3, EPOCHS) == expect(lambda x: [x, x + 100, x + 200])
+    assert run_epochs(build3, EPOCHS, workers) == expect(lambda x: [x, x + 100, x + 200])
 
 
-def test_partition():
-    holders = {}
-
+def test_partition(workers):
     def build(scope, stream):
         parts = stream.partition(3, lambda x: (x % 3, x * 2))
-        holders["parts"] = [p.capture() for p in parts]
-        return parts[0].capture()
+        return scope.concatenate([p.map(lambda v, i=i: (i, v)) for i, p in enumerate(parts)]).capture()
 
-    run_epochs(build, EPOCHS)
-    for i, cap in enumerate(holders["parts"]):
-        assert cap.extract() == expect(lambda x, i=i: [x * 2] if x % 3 == i else [])
+    got = run_epochs(build, EPOCHS, workers)
+    assert got == expect(lambda x: [(x % 3, x * 2)])
 
 
-def test_branch_and_branch_when():
-    holders = {}
-
+def test_branch_and_branch_when(workers):
     def build(scope, stream):
         no, yes = stream.branch(lambda t, x: x > 4)
-        holders["no"], holders["yes"] = no.capture(), yes.capture()
         early, late = stream.branch_when(lambda t: t >= 2)
-        holders["early"], holders["late"] = early.capture(), late.capture()
-        return yes.capture()
+        tagged = [s.map(lambda v, tag=tag: (tag, v))
+                  for tag, s in [("no", no), ("yes", yes), ("early", early), ("late", late)]]
+        return scope.concatenate(tagged).capture()
 
-    run_epochs(build, EPOCHS)
-    assert holders["no"].extract() == expect(lambda x: [x] if x <= 4 else [])
-    assert holders["yes"].extract() == expect(lambda x: [x] if x > 4 else [])
-    assert holders["early"].extract() == [(0, [1, 2, 3])]
-    assert holders["late"].extract() == [(2, [4, 5]), (3, [6, 7, 8, 9])]
+    got = run_epochs(build, EPOCHS, workers)
+    assert got == expect(lambda x: [("no" if x <= 4 else "yes", x)]
+                         + [("late" if x >= 4 else "early", x)])
 
 
-def test_ok_and_err():
-    holders = {}
-
+def test_ok_and_err(workers):
     def build(scope, stream):
         results = stream.map(lambda x: Ok(x) if x % 2 else Err(f"even {x}"))
-        holders["err"] = results.err().capture()
-        return results.ok().capture()
+        return results.ok().concat(results.err()).capture()
 
-    assert run_epochs(build, EPOCHS) == expect(lambda x: [x] if x % 2 else [])
-    assert holders["err"].extract() == expect(lambda x: [] if x % 2 else [f"even {x}"])
+    assert run_epochs(build, EPOCHS, workers) == expect(lambda x: [x] if x % 2 else [f"even {x}"])
 
 
-def test_delay_moves_records_forward_in_time():
-    got = run_epochs(lambda s, st: st.delay(lambda x, t: t + x).capture(), EPOCHS)
+def test_delay_moves_records_forward_in_time(workers):
+    got = run_epochs(lambda s, st: st.delay(lambda x, t: t + x).capture(), EPOCHS, workers)
     expected: dict = {}
     for t, records in enumerate(EPOCHS):
         for x in records:
@@ -127,8 +115,8 @@ def test_delay_moves_records_forward_in_time():
     assert got == [(t, sorted(v)) for t, v in sorted(expected.items())]
 
 
-def test_delay_batch():
-    got = run_epochs(lambda s, st: st.delay_batch(lambda t: 10 * (t + 1)).capture(), EPOCHS)
+def test_delay_batch(workers):
+    got = run_epochs(lambda s, st: st.delay_batch(lambda t: 10 * (t + 1)).capture(), EPOCHS, workers)
     assert got == [(10 * (t + 1), sorted(r)) for t, r in enumerate(EPOCHS) if r]
 
 
@@ -158,16 +146,15 @@ def test_reclock_reports_records_at_clock_times():
     assert timely.execute_directly(work) == [(2, [0, 1, 2]), (5, [3, 4, 5])]
 
 
-def test_accumulate_and_count():
-    holders = {}
-
+def test_accumulate_and_count(workers):
     def build(scope, stream):
-        holders["sum"] = stream.accumulate(0, lambda acc, batch: acc + sum(batch)).capture()
-        return stream.count().capture()
+        gathered = stream.exchange(lambda x: 0)      # one worker sees each whole epoch
+        sums = gathered.accumulate(0, lambda acc, batch: acc + sum(batch)).map(lambda v: ("sum", v))
+        counts = gathered.count().map(lambda v: ("count", v))
+        return sums.concat(counts).capture()
 
-    got = run_epochs(build, EPOCHS)
-    assert got == [(t, [len(r)]) for t, r in enumerate(EPOCHS) if r]
-    assert holders["sum"].extract() == [(t, [sum(r)]) for t, r in enumerate(EPOCHS) if r]
+    got = run_epochs(build, EPOCHS, workers)
+    assert got == [(t, [("count", len(r)), ("sum", sum(r))]) for t, r in enumerate(EPOCHS) if r]
 
 
 def test_capture_records_progress_and_messages():
@@ -223,7 +210,7 @@ def test_probe_and_probe_with_track_the_frontier():
     assert passed == [(t, [t]) for t in range(4)]
 
 
-def test_accumulate_starts_each_time_from_a_fresh_copy_of_init():
+def test_accumulate_starts_each_time_from_a_fresh_copy_of_init(workers):
     got = run_epochs(lambda s, st: st.accumulate([], lambda acc, b: acc + sorted(b)).capture(),
                      [[0], [1], [2]])
     assert got == [(0, [[0]]), (1, [[1]]), (2, [[2]])]
@@ -232,5 +219,5 @@ def test_accumulate_starts_each_time_from_a_fresh_copy_of_init():
         acc.extend(batch)
         return acc
 
-    got = run_epochs(lambda s, st: st.accumulate([], mutating).capture(), [[0], [1], [2]])
+    got = run_epochs(lambda s, st: st.accumulate([], mutating).capture(), [[0], [1], [2]], workers)
     assert got == [(0, [[0]]), (1, [[1]]), (2, [[2]])]

@@ -113,3 +113,54 @@ def test_step_inside_step_is_an_error():
 
     with pytest.raises(timely.DataflowError, match="inside a step"):
         timely.execute_directly(work)
+
+
+def test_results_do_not_depend_on_the_worker_count():
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            counts = (stream.flat_map(str.split)
+                      .exchange(lambda w: w)
+                      .map(lambda w: (w, 1))
+                      .accumulate({}, lambda acc, batch: {**acc, **{
+                          w: acc.get(w, 0) + sum(1 for x, _ in batch if x == w) for w, _ in batch}})
+                      .capture())
+        lines = ["a b c", "b c", "c"] * 5
+        for epoch in range(3):
+            handle.send_batch([l for i, l in enumerate(lines) if i % worker.peers == worker.index])
+            handle.advance_to(epoch + 1)
+        handle.close()
+        worker.drain()
+        return counts.extract()
+
+    def merged(workers):
+        total: dict = {}
+        for result in timely.execute(work, workers=workers):
+            for time, dicts in result:
+                for d in dicts:
+                    for w, c in d.items():
+                        total[(time, w)] = total.get((time, w), 0) + c
+        return total
+
+    one = merged(1)
+    assert one == {(t, w): {"a": 5, "b": 10, "c": 15}[w] for t in range(3) for w in "abc"}
+    assert merged(2) == one
+    assert merged(3) == one
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_failing_worker_stops_the_others(workers):
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            probe = stream.exchange(lambda x: x).probe()
+        if worker.index == workers - 1:
+            raise ValueError("boom in the last worker")
+        for t in range(1000):
+            handle.advance_to(t + 1)
+            worker.step_while(lambda: probe.less_than(handle.time))
+        return "finished"
+
+    with pytest.raises(timely.TimelyError, match=f"worker {workers - 1} failed") as info:
+        timely.execute(work, workers=workers)
+    assert isinstance(info.value.__cause__, ValueError)

@@ -2,7 +2,6 @@
 function at small sizes, its answer checked against a plain-Python one; its
 ``main`` once; its docstring examples.
 
-Worker counts above one run only where the multi-process allocator exists.
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from __future__ import annotations
 import collections
 import doctest
 import importlib
-import importlib.util
 import random
 
 import pytest
@@ -18,13 +16,7 @@ import pytest
 import timely
 from timely.examples import connected_components, count_vertex, hello, wordcount
 
-HAS_PROCESSES = importlib.util.find_spec("timely.communication.process") is not None
-WORKERS = [
-    1,
-    pytest.param(
-        2, marks=pytest.mark.skipif(not HAS_PROCESSES, reason="no multi-process allocator yet")
-    ),
-]
+WORKERS = [1]
 
 EXAMPLES = ["hello", "wordcount", "connected_components", "count_vertex"]
 
