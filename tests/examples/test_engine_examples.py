@@ -16,7 +16,7 @@ import pytest
 import timely
 from timely.examples import connected_components, count_vertex, hello, wordcount
 
-WORKERS = [1]
+WORKERS = [1, 2, 3]
 
 EXAMPLES = ["hello", "wordcount", "connected_components", "count_vertex"]
 
