@@ -6,6 +6,11 @@
 
 #define NIL (-1)
 
+static inline tly_node *N(const tly_ma *m, int32_t x)
+{
+    return (tly_node *)(m->pool + (size_t)x * m->stride);
+}
+
 static uint32_t next_prio(tly_ma *m)
 {
     /* xorshift64*: priorities only need to be independent of the keys. */
@@ -21,6 +26,7 @@ int tly_ma_init(tly_ma *m, size_t k)
 {
     memset(m, 0, sizeof(*m));
     m->k = k;
+    m->stride = sizeof(tly_node) + 2 * k * sizeof(uint64_t);
     m->root = NIL;
     m->free_head = NIL;
     m->rng = 0x9E3779B97F4A7C15ULL;
@@ -29,19 +35,15 @@ int tly_ma_init(tly_ma *m, size_t k)
 
 void tly_ma_free(tly_ma *m)
 {
-    free(m->key);
-    free(m->meet);
-    free(m->count);
-    free(m->left);
-    free(m->right);
-    free(m->prio);
-    free(m->anypos);
+    free(m->pool);
     free(m->front);
     free(m->chg);
     free(m->chgd);
     size_t k = m->k;
+    size_t stride = m->stride;
     memset(m, 0, sizeof(*m));
     m->k = k;
+    m->stride = stride;
     m->root = NIL;
     m->free_head = NIL;
 }
@@ -56,25 +58,14 @@ void tly_ma_clear(tly_ma *m)
 static int grow_pool(tly_ma *m)
 {
     size_t ncap = m->cap ? m->cap * 2 : 8;
-    size_t k = m->k;
     if (ncap > (size_t)INT32_MAX) {
         return -1;
     }
-    void *p;
-#define GROW(field, type, per)                                         \
-    p = realloc(m->field, ncap * (per) * sizeof(type));                \
-    if (p == NULL) {                                                   \
-        return -1;                                                     \
-    }                                                                  \
-    m->field = p;
-    GROW(key, uint64_t, k)
-    GROW(meet, uint64_t, k)
-    GROW(count, int64_t, 1)
-    GROW(left, int32_t, 1)
-    GROW(right, int32_t, 1)
-    GROW(prio, uint32_t, 1)
-    GROW(anypos, uint8_t, 1)
-#undef GROW
+    unsigned char *p = realloc(m->pool, ncap * m->stride);
+    if (p == NULL) {
+        return -1;
+    }
+    m->pool = p;
     m->cap = ncap;
     return 0;
 }
@@ -83,7 +74,7 @@ static int32_t alloc_node(tly_ma *m)
 {
     if (m->free_head != NIL) {
         int32_t x = m->free_head;
-        m->free_head = m->left[x];
+        m->free_head = N(m, x)->left;
         return x;
     }
     if (m->high == m->cap && grow_pool(m) != 0) {
@@ -94,7 +85,7 @@ static int32_t alloc_node(tly_ma *m)
 
 static void free_node(tly_ma *m, int32_t x)
 {
-    m->left[x] = m->free_head;
+    N(m, x)->left = m->free_head;
     m->free_head = x;
 }
 
@@ -102,19 +93,19 @@ static void free_node(tly_ma *m, int32_t x)
 static void pull(tly_ma *m, int32_t x)
 {
     size_t k = m->k;
-    uint64_t *mt = m->meet + (size_t)x * k;
+    uint64_t *mt = (N(m, x)->rows + k);
     int any = 0;
-    if (m->count[x] > 0) {
-        tly_row_copy(mt, m->key + (size_t)x * k, k);
+    if (N(m, x)->count > 0) {
+        tly_row_copy(mt, N(m, x)->rows, k);
         any = 1;
     }
-    int32_t kids[2] = {m->left[x], m->right[x]};
+    int32_t kids[2] = {N(m, x)->left, N(m, x)->right};
     for (int s = 0; s < 2; s++) {
         int32_t c = kids[s];
-        if (c == NIL || !m->anypos[c]) {
+        if (c == NIL || !N(m, c)->anypos) {
             continue;
         }
-        const uint64_t *cm = m->meet + (size_t)c * k;
+        const uint64_t *cm = (N(m, c)->rows + k);
         if (!any) {
             tly_row_copy(mt, cm, k);
             any = 1;
@@ -126,14 +117,14 @@ static void pull(tly_ma *m, int32_t x)
             }
         }
     }
-    m->anypos[x] = (uint8_t)any;
+    N(m, x)->anypos = (uint8_t)any;
 }
 
 static int32_t rotate_right(tly_ma *m, int32_t x)
 {
-    int32_t l = m->left[x];
-    m->left[x] = m->right[l];
-    m->right[l] = x;
+    int32_t l = N(m, x)->left;
+    N(m, x)->left = N(m, l)->right;
+    N(m, l)->right = x;
     pull(m, x);
     pull(m, l);
     return l;
@@ -141,9 +132,9 @@ static int32_t rotate_right(tly_ma *m, int32_t x)
 
 static int32_t rotate_left(tly_ma *m, int32_t x)
 {
-    int32_t r = m->right[x];
-    m->right[x] = m->left[r];
-    m->left[r] = x;
+    int32_t r = N(m, x)->right;
+    N(m, x)->right = N(m, r)->left;
+    N(m, r)->left = x;
     pull(m, x);
     pull(m, r);
     return r;
@@ -157,12 +148,12 @@ static int32_t merge(tly_ma *m, int32_t a, int32_t b)
     if (b == NIL) {
         return a;
     }
-    if (m->prio[a] > m->prio[b]) {
-        m->right[a] = merge(m, m->right[a], b);
+    if (N(m, a)->prio > N(m, b)->prio) {
+        N(m, a)->right = merge(m, N(m, a)->right, b);
         pull(m, a);
         return a;
     }
-    m->left[b] = merge(m, a, m->left[b]);
+    N(m, b)->left = merge(m, a, N(m, b)->left);
     pull(m, b);
     return b;
 }
@@ -178,21 +169,21 @@ static int32_t upd(tly_ma *m, int32_t x, const uint64_t *t, int64_t d, int64_t *
             *err = 1;
             return NIL;
         }
-        tly_row_copy(m->key + (size_t)n * k, t, k);
-        m->count[n] = d;
-        m->left[n] = NIL;
-        m->right[n] = NIL;
-        m->prio[n] = next_prio(m);
+        tly_row_copy(N(m, n)->rows, t, k);
+        N(m, n)->count = d;
+        N(m, n)->left = NIL;
+        N(m, n)->right = NIL;
+        N(m, n)->prio = next_prio(m);
         pull(m, n);
         *old = 0;
         return n;
     }
-    int c = tly_row_cmp(t, m->key + (size_t)x * k, k);
+    int c = tly_row_cmp(t, N(m, x)->rows, k);
     if (c == 0) {
-        *old = m->count[x];
-        m->count[x] += d;
-        if (m->count[x] == 0) {
-            int32_t rest = merge(m, m->left[x], m->right[x]);
+        *old = N(m, x)->count;
+        N(m, x)->count += d;
+        if (N(m, x)->count == 0) {
+            int32_t rest = merge(m, N(m, x)->left, N(m, x)->right);
             free_node(m, x);
             m->size--;
             return rest;
@@ -201,21 +192,21 @@ static int32_t upd(tly_ma *m, int32_t x, const uint64_t *t, int64_t d, int64_t *
         return x;
     }
     if (c < 0) {
-        int32_t l = upd(m, m->left[x], t, d, old, err);
+        int32_t l = upd(m, N(m, x)->left, t, d, old, err);
         if (*err) {
             return x;
         }
-        m->left[x] = l;
-        if (l != NIL && m->prio[l] > m->prio[x]) {
+        N(m, x)->left = l;
+        if (l != NIL && N(m, l)->prio > N(m, x)->prio) {
             return rotate_right(m, x);
         }
     } else {
-        int32_t r = upd(m, m->right[x], t, d, old, err);
+        int32_t r = upd(m, N(m, x)->right, t, d, old, err);
         if (*err) {
             return x;
         }
-        m->right[x] = r;
-        if (r != NIL && m->prio[r] > m->prio[x]) {
+        N(m, x)->right = r;
+        if (r != NIL && N(m, r)->prio > N(m, x)->prio) {
             return rotate_left(m, x);
         }
     }
@@ -285,24 +276,24 @@ static int rescan(tly_ma *m, int32_t x, const uint64_t *after)
 {
     size_t k = m->k;
     while (x != NIL) {
-        if (!m->anypos[x] || tly_front_le(m->front, m->flen, k, m->meet + (size_t)x * k)) {
+        if (!N(m, x)->anypos || tly_front_le(m->front, m->flen, k, (N(m, x)->rows + k))) {
             return 0;
         }
-        const uint64_t *key = m->key + (size_t)x * k;
+        const uint64_t *key = N(m, x)->rows;
         if (after != NULL && tly_row_cmp(key, after, k) <= 0) {
-            x = m->right[x];
+            x = N(m, x)->right;
             continue;
         }
-        if (rescan(m, m->left[x], after) != 0) {
+        if (rescan(m, N(m, x)->left, after) != 0) {
             return -1;
         }
-        if (m->count[x] > 0 && !tly_front_le(m->front, m->flen, k, key)) {
+        if (N(m, x)->count > 0 && !tly_front_le(m->front, m->flen, k, key)) {
             if (reserve_front(m, 1) != 0 || log_change(m, key, 1) != 0) {
                 return -1;
             }
             front_insert(m, key);
         }
-        x = m->right[x];
+        x = N(m, x)->right;
         after = NULL;
     }
     return 0;
@@ -312,19 +303,19 @@ static int rescan(tly_ma *m, int32_t x, const uint64_t *after)
 static int32_t first_positive_from(const tly_ma *m, int32_t x, const uint64_t *key)
 {
     size_t k = m->k;
-    while (x != NIL && m->anypos[x]) {
-        if (tly_row_cmp(m->key + (size_t)x * k, key, k) < 0) {
-            x = m->right[x];
+    while (x != NIL && N(m, x)->anypos) {
+        if (tly_row_cmp(N(m, x)->rows, key, k) < 0) {
+            x = N(m, x)->right;
             continue;
         }
-        int32_t l = first_positive_from(m, m->left[x], key);
+        int32_t l = first_positive_from(m, N(m, x)->left, key);
         if (l != NIL) {
             return l;
         }
-        if (m->count[x] > 0) {
+        if (N(m, x)->count > 0) {
             return x;
         }
-        x = m->right[x];
+        x = N(m, x)->right;
     }
     return NIL;
 }
@@ -348,7 +339,7 @@ static int rescan2(tly_ma *m, const uint64_t *t, size_t pos)
         if (x == NIL) {
             return 0;
         }
-        const uint64_t *key = m->key + (size_t)x * 2;
+        const uint64_t *key = N(m, x)->rows;
         if (has_next && key[0] >= a_next) {
             return 0;
         }
@@ -445,11 +436,11 @@ int64_t tly_ma_count(const tly_ma *m, const uint64_t *t)
     size_t k = m->k;
     int32_t x = m->root;
     while (x != NIL) {
-        int c = tly_row_cmp(t, m->key + (size_t)x * k, k);
+        int c = tly_row_cmp(t, N(m, x)->rows, k);
         if (c == 0) {
-            return m->count[x];
+            return N(m, x)->count;
         }
-        x = c < 0 ? m->left[x] : m->right[x];
+        x = c < 0 ? N(m, x)->left : N(m, x)->right;
     }
     return 0;
 }
@@ -484,11 +475,11 @@ static size_t dump(const tly_ma *m, int32_t x, uint64_t *rows, int64_t *counts, 
 {
     size_t k = m->k;
     while (x != NIL) {
-        at = dump(m, m->left[x], rows, counts, at);
-        tly_row_copy(rows + at * k, m->key + (size_t)x * k, k);
-        counts[at] = m->count[x];
+        at = dump(m, N(m, x)->left, rows, counts, at);
+        tly_row_copy(rows + at * k, N(m, x)->rows, k);
+        counts[at] = N(m, x)->count;
         at++;
-        x = m->right[x];
+        x = N(m, x)->right;
     }
     return at;
 }

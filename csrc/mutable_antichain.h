@@ -25,20 +25,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct tly_node {
+    int64_t count;
+    int32_t left;
+    int32_t right;
+    uint32_t prio;
+    uint8_t anypos;        /* some positive count in the subtree */
+    uint8_t pad[3];
+    uint64_t rows[];       /* key[k], then meet[k] (valid where anypos) */
+} tly_node;
+
 typedef struct tly_ma {
     size_t k;              /* arity */
 
-    /* treap pool, struct of arrays indexed by node */
-    uint64_t *key;         /* cap * k */
-    uint64_t *meet;        /* cap * k, valid where anypos */
-    int64_t *count;
-    int32_t *left;
-    int32_t *right;
-    uint32_t *prio;
-    uint8_t *anypos;       /* some positive count in the subtree */
+    /* treap pool: nodes of `stride` bytes, each a tly_node header followed by
+     * its key (k coordinates) and its subtree meet (k coordinates). One node
+     * is one or two cache lines, which is what a root-to-leaf walk touches. */
+    unsigned char *pool;
+    size_t stride;
     size_t cap;
     size_t high;           /* nodes ever handed out */
-    int32_t free_head;     /* free list threaded through left[] */
+    int32_t free_head;     /* free list threaded through the nodes' left */
     int32_t root;
     size_t size;           /* live nodes: times with a non-zero count */
     uint64_t rng;
