@@ -18,7 +18,7 @@ import threading
 import traceback
 from collections import deque
 
-from timely.communication.allocator import Allocator, Puller
+from timely.communication.allocator import Allocator, LocalPusher, Puller
 from timely.errors import TimelyError
 
 
@@ -71,23 +71,6 @@ class _Pusher:
         pass
 
 
-class _LocalPusher:
-    """To this worker itself: no doorbell, the consumer is activated directly."""
-
-    __slots__ = ("queue", "on_data")
-
-    def __init__(self, queue: deque, on_data):
-        self.queue = queue
-        self.on_data = on_data
-
-    def push(self, message) -> None:
-        self.queue.append(message)
-        self.on_data()
-
-    def done(self) -> None:
-        pass
-
-
 class ThreadsAllocator(Allocator):
     """Worker ``index`` of ``peers`` threads sharing ``shared``."""
 
@@ -104,7 +87,7 @@ class ThreadsAllocator(Allocator):
         self.callbacks[identifier] = on_data
         mine = self.shared.queue(identifier, self.index)
         pushers = [
-            _LocalPusher(mine, on_data) if j == self.index else _Pusher(self.shared, identifier, j)
+            LocalPusher(mine, on_data) if j == self.index else _Pusher(self.shared, identifier, j)
             for j in range(self.peers)
         ]
         if mine:
