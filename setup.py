@@ -47,6 +47,7 @@ modules = {
     "timely.progress._frontier": SORT + MA,
     "timely.progress._reachability": SORT + MA,
     "timely.progress._notificator": SORT,
+    "timely.communication._ring": ["csrc/ring.c"],
 }
 
 

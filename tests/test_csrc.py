@@ -51,3 +51,30 @@ def test_csrc_checks(flags, tmp_path):
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "csrc checks passed" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "flags, messages",
+    [
+        (["-O2"], 1_000_000),
+        (["-O1", "-g", "-fsanitize=thread"], 100_000),
+    ],
+    ids=["plain", "tsan"],
+)
+def test_ring_stress(flags, messages, tmp_path):
+    """Two threads pass variable-size messages (some larger than the ring,
+    in chunks) through a 4 KiB ring; every byte is checked."""
+    cc = compiler()
+    if "-fsanitize=thread" in flags and not sanitizer_works(cc, [*flags, "-pthread"], tmp_path):
+        pytest.skip(f"{cc} cannot build and run thread-sanitized programs here")
+    exe = tmp_path / "check_ring"
+    build = subprocess.run(
+        [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread", *flags,
+         f"-I{ROOT / 'csrc'}", str(ROOT / "tests" / "csrc" / "check_ring.c"),
+         str(ROOT / "csrc" / "ring.c"), "-o", str(exe)],
+        capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(exe), str(messages), str(4096 + 192)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"ring checks passed: {messages} messages" in run.stdout

@@ -1,0 +1,34 @@
+from libc.stdint cimport uint32_t, uint64_t
+
+
+cdef extern from "ring.h" nogil:
+    enum:
+        TLY_RING_HEADER
+        TLY_RING_MORE
+        TLY_RING_OK
+        TLY_RING_FULL
+        TLY_RING_EMPTY
+        TLY_RING_TOO_BIG
+        TLY_RING_BAD
+    uint64_t tly_ring_init(void *mem, size_t size)
+    int tly_ring_check(const void *mem, size_t size)
+    uint64_t tly_ring_max_record(const void *mem)
+    int tly_ring_push(void *mem, const void *payload, uint32_t len, uint32_t flags)
+    int tly_ring_peek(void *mem, const void **payload, uint32_t *len, uint32_t *flags)
+    void tly_ring_pop(void *mem)
+    uint64_t tly_ring_used(const void *mem)
+
+
+cdef class RingWriter:
+    cdef object _view
+    cdef unsigned char *_mem
+    cdef uint64_t _chunk
+    cdef object _pending
+    cdef size_t _offset
+    cdef size_t _queued
+
+
+cdef class RingReader:
+    cdef object _view
+    cdef unsigned char *_mem
+    cdef list _parts
