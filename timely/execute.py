@@ -18,16 +18,27 @@ def execute_directly(work, **options):
     return result
 
 
-def execute(work, workers: int = 1, **options):
+def execute(work, workers: int = 1, *, mode: str = "processes", **options):
     """Runs ``work(worker)`` on ``workers`` workers; returns their results in
-    index order. More than one worker run as threads of this process."""
+    index order.
+
+    More than one worker run as forked processes exchanging through
+    shared-memory rings (``mode="processes"``), or as threads of this process
+    (``mode="threads"``: concurrency without parallelism, no fork).
+    """
     if workers < 1:
         raise TimelyError(f"workers must be at least 1, not {workers}")
     if workers == 1:
         return [execute_directly(work, **options)]
-    from timely.communication.threads import execute_threads
+    if mode == "threads":
+        from timely.communication.threads import execute_threads
 
-    return execute_threads(work, workers, **options)
+        return execute_threads(work, workers, **options)
+    if mode != "processes":
+        raise TimelyError(f"mode must be 'processes' or 'threads', not {mode!r}")
+    from timely.communication.process import execute_processes
+
+    return execute_processes(work, workers, **options)
 
 
 def parse_args(args):

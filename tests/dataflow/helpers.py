@@ -6,9 +6,12 @@ import timely
 
 
 def run_epochs(build, epochs, workers: int = 1, **options):
-    """Builds ``build(scope, stream) -> capture handle`` on an input, feeds
-    ``epochs`` (a list of record lists, one per epoch) from worker 0, and
-    returns the captured ``[(time, sorted records)]`` of every worker, merged."""
+    """Builds ``build(scope, stream)`` on an input, feeds ``epochs`` (a list of
+    record lists, one per epoch) from worker 0, and returns the captured
+    ``[(time, sorted records)]`` of every worker, merged. ``build`` returns a
+    capture handle, or a tuple of them (then a tuple of results comes back).
+    Workers may be processes: observations must travel in captures, not in
+    closures."""
 
     def work(worker):
         with worker.dataflow() as scope:
@@ -21,9 +24,17 @@ def run_epochs(build, epochs, workers: int = 1, **options):
             worker.step()
         handle.close()
         worker.drain()
+        if isinstance(captured, tuple):
+            return tuple(c.extract() for c in captured)
         return captured.extract()
 
     results = timely.execute(work, workers=workers, **options)
+    if results and isinstance(results[0], tuple):
+        return tuple(merge([r[i] for r in results]) for i in range(len(results[0])))
+    return merge(results)
+
+
+def merge(results):
     merged: dict = {}
     for result in results:
         for time, records in result:

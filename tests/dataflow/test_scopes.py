@@ -28,25 +28,25 @@ def test_records_leave_a_loop_at_different_iterations(workers):
             state = stream.map(lambda x: (x, x)).enter(inner).concat(loop)
             step = state.map(lambda p: (p[0], p[1] // 2 if p[1] % 2 == 0 else 3 * p[1] + 1))
             step.filter(lambda p: p[1] != 1).connect_loop(handle)
-            done = (step.filter(lambda p: p[1] == 1)
-                    .inspect_time(lambda t, p: seen.append((t, p[0])))
-                    .leave())
-        return done.map(lambda p: p[0]).capture()
+            finished = step.filter(lambda p: p[1] == 1)
+            inside = finished.map(lambda p: p[0]).capture()
+            done = finished.leave()
+        return done.map(lambda p: p[0]).capture(), inside
 
-    seen = []
     epochs = [[6, 7], [1 + 1, 27], [3]]
-    got = run_epochs(build, epochs, workers)
+    got, inside = run_epochs(build, epochs, workers)
     assert got == [(t, sorted(r)) for t, r in enumerate(epochs)]
     # inside the loop, each record's iteration coordinate is its number of steps - 1
-    for (epoch, iteration), start in seen:
-        assert iteration == collatz_steps(start) - 1
-        assert start in epochs[epoch]
+    assert sorted(start for _, starts in inside for start in starts) == sorted(sum(epochs, []))
+    for (epoch, iteration), starts in inside:
+        for start in starts:
+            assert iteration == collatz_steps(start) - 1
+            assert start in epochs[epoch]
 
 
 def test_loops_nested_two_deep(workers):
     """An outer loop of two rounds; in each, an inner loop doubles a value until
     it reaches 100. Times inside are (epoch, outer round, inner iteration)."""
-    observed = []
 
     def build(scope, stream):
         with scope.iterative("Outer") as outer:
@@ -57,15 +57,16 @@ def test_loops_nested_two_deep(workers):
                 i_in = o_in.enter(inner).concat(iloop)
                 doubled = i_in.map(lambda p: (p[0] * 2, p[1]))
                 doubled.filter(lambda p: p[0] < 100).connect_loop(ih)
-                big = (doubled.filter(lambda p: p[0] >= 100)
-                       .inspect_time(lambda t, p: observed.append((t, p)))
-                       .leave())
+                reached = doubled.filter(lambda p: p[0] >= 100)
+                observed = reached.capture()
+                big = reached.leave()
             shrunk = big.map(lambda p: (p[0] // 64, p[1] + 1))
             shrunk.filter(lambda p: p[1] < 2).connect_loop(oh)
             out = shrunk.filter(lambda p: p[1] >= 2).leave()
-        return out.map(lambda p: p[0]).capture()
+        return out.map(lambda p: p[0]).capture(), observed
 
-    got = run_epochs(build, [[1, 3], [50]], workers)
+    got, observed = run_epochs(build, [[1, 3], [50]], workers)
+    observed = [(t, p) for t, ps in observed for p in ps]
     # 1 -> 128 (7 doublings) -> 2 -> 128 (6) -> 2;  3 -> 192 (6) -> 3 -> 192 (6) -> 3;
     # 50 -> 100 (1) -> 1 -> 128 (7) -> 2
     assert got == [(0, [2, 3]), (1, [2])]
@@ -88,16 +89,17 @@ def test_region_keeps_timestamps(workers):
 
 
 def test_scoped_adds_a_coordinate_and_leave_drops_it(workers):
-    times = []
-
     def build(scope, stream):
         with scope.scoped("Sub") as sub:
             assert sub.arity == 2
-            out = stream.enter(sub).inspect_time(lambda t, x: times.append(t)).leave()
-        return out.capture()
+            entered = stream.enter(sub)
+            inside = entered.capture()
+            out = entered.leave()
+        return out.capture(), inside
 
-    assert run_epochs(build, [[5], [6]], workers) == [(0, [5]), (1, [6])]
-    assert sorted(times) == [(0, 0), (1, 0)]
+    got, inside = run_epochs(build, [[5], [6]], workers)
+    assert got == [(0, [5]), (1, [6])]
+    assert inside == [((0, 0), [5]), ((1, 0), [6])]
 
 
 def test_root_scope_loop_with_integer_times():
@@ -170,8 +172,6 @@ def test_feedback_summary_overflow_drops_records():
 
 def test_loop_with_notification_inside(workers):
     """A notify operator inside a loop sees each (epoch, iteration) once, in order."""
-    delivered = []
-
     def build(scope, stream):
         with scope.iterative() as inner:
             h, loop = inner.feedback(1)
@@ -182,19 +182,25 @@ def test_loop_with_notification_inside(workers):
                     notificator.notify_at(cap.retain())
                     out.session(cap).give_container([x - 1 for x in data])
                 for cap, count in notificator:
-                    delivered.append(cap.time)
+                    order.append(cap.time)
+                    out.session(cap).give(("notified", list(order)))
 
+            order = []
             stepped = state.unary_notify(Pipeline, "Step", [], logic)
-            stepped.filter(lambda x: x > 0).connect_loop(h)
-            out = stepped.filter(lambda x: x <= 0).leave()
-        return out.capture()
+            values = stepped.filter(lambda x: not isinstance(x, tuple))
+            values.filter(lambda x: x > 0).connect_loop(h)
+            out = values.filter(lambda x: x <= 0).leave()
+            notes = stepped.filter(lambda x: isinstance(x, tuple)).capture()
+        return out.capture(), notes
 
-    got = run_epochs(build, [[3], [2]], workers)
+    got, notes = run_epochs(build, [[3], [2]], workers)
+    delivered = [t for t, records in notes for _ in records]
+    orders = [record[1] for _, records in notes for record in records]
     assert got == [(0, [0]), (1, [0])]
     # Each time once (on the worker holding the record); comparable times in
     # order. (1, 0) and (0, 2) are incomparable, so either may come first.
     assert sorted(delivered) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
-    if workers == 1:
-        for i, a in enumerate(delivered):
-            for b in delivered[i + 1:]:
+    for order in orders:          # as one worker saw them
+        for i, a in enumerate(order):
+            for b in order[i + 1:]:
                 assert not timely.progress.less_than(b, a)

@@ -148,8 +148,9 @@ def test_results_do_not_depend_on_the_worker_count():
     assert merged(3) == one
 
 
+@pytest.mark.parametrize("mode", ["processes", "threads"])
 @pytest.mark.parametrize("workers", [2, 3])
-def test_a_failing_worker_stops_the_others(workers):
+def test_a_failing_worker_stops_the_others(workers, mode):
     def work(worker):
         with worker.dataflow() as scope:
             handle, stream = scope.new_input()
@@ -162,5 +163,48 @@ def test_a_failing_worker_stops_the_others(workers):
         return "finished"
 
     with pytest.raises(timely.TimelyError, match=f"worker {workers - 1} failed") as info:
+        timely.execute(work, workers=workers, mode=mode)
+    # the worker's own traceback comes along
+    assert "ValueError: boom in the last worker" in str(info.value)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_killed_worker_is_detected(workers):
+    """A worker that dies by a signal brings the computation down with an
+    error naming it; nothing is left in /dev/shm."""
+    import os
+    import signal
+
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            probe = stream.exchange(lambda x: x).probe()
+        for t in range(100000):
+            if worker.index == 1 and t == 50:
+                os.kill(os.getpid(), signal.SIGKILL)
+            handle.advance_to(t + 1)
+            worker.step_while(lambda: probe.less_than(handle.time))
+        return "finished"
+
+    with pytest.raises(timely.TimelyError, match="worker 1 killed by signal SIGKILL"):
         timely.execute(work, workers=workers)
-    assert isinstance(info.value.__cause__, ValueError)
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"timely-{os.getpid()}-")]
+
+
+def test_results_are_the_same_with_threads_and_processes():
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            out = stream.exchange(lambda x: x * 7).map(lambda x: x * x).capture()
+        handle.send_batch(list(range(worker.index, 100, worker.peers)))
+        handle.close()
+        worker.drain()
+        return out.extract()
+
+    def flat(results):
+        return sorted(x for result in results for _, xs in result for x in xs)
+
+    expected = [x * x for x in range(100)]
+    for workers in (2, 3):
+        assert flat(timely.execute(work, workers=workers, mode="threads")) == expected
+        assert flat(timely.execute(work, workers=workers, mode="processes")) == expected

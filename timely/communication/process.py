@@ -1,0 +1,293 @@
+"""Several worker processes on one host, exchanging through shared-memory rings.
+
+The launcher creates one shared-memory segment holding a ring for every
+ordered pair of workers and an eventfd doorbell per worker, then forks the
+workers. Each worker pickles what it sends to a peer during a step into one
+batch per peer (pickle travels only between these processes, which the
+launcher forked itself), writes it into the pair's ring, and rings the
+peer's doorbell; a full ring keeps the rest queued for the next step, so no
+worker ever blocks on another. A worker that parks waits on its doorbell.
+
+Fail-stop: the launcher watches every worker. When one raises or dies, it
+stops the others, removes the segment and raises :class:`WorkerFailed` with
+the worker's traceback or signal. Workers die with the launcher (parent-death
+signal), and a launcher that starts sweeps away segments whose launcher is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import pickle
+import select
+import signal
+import time
+import traceback
+from collections import deque
+from multiprocessing import shared_memory
+
+from timely.communication._ring import RingReader, RingWriter, format_ring
+from timely.communication.allocator import Allocator, LocalPusher, Puller
+from timely.communication.threads import WorkerFailed
+
+PREFIX = "timely-"
+RING_BYTES = (1 << 20) + 192      # per ordered pair of workers
+
+
+def _ring_offset(sender: int, receiver: int, peers: int) -> int:
+    return (sender * peers + receiver) * RING_BYTES
+
+
+def sweep_orphans(directory: str = "/dev/shm") -> list[str]:
+    """Removes segments of launchers that no longer run; returns their names."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(PREFIX):
+            continue
+        try:
+            pid = int(name[len(PREFIX):].split("-")[0])
+        except ValueError:
+            continue
+        try:
+            os.kill(pid, 0)
+            continue                      # its launcher still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+    return removed
+
+
+class _RemotePusher:
+    """Queues messages for one peer; the allocator sends them at release."""
+
+    __slots__ = ("outbox", "identifier")
+
+    def __init__(self, outbox: list, identifier: int):
+        self.outbox = outbox
+        self.identifier = identifier
+
+    def push(self, message) -> None:
+        self.outbox.append((self.identifier, message))
+
+    def done(self) -> None:
+        pass
+
+
+class ProcessAllocator(Allocator):
+    """Worker ``index`` of ``peers`` processes sharing the rings in ``segment``."""
+
+    def __init__(self, index: int, peers: int, segment, doorbells):
+        self.index = index
+        self.peers = peers
+        self.segment = segment
+        self.doorbells = doorbells
+        buf = segment.buf
+        self.writers = {}
+        self.readers = {}
+        for j in range(peers):
+            if j == index:
+                continue
+            out = _ring_offset(index, j, peers)
+            inc = _ring_offset(j, index, peers)
+            self.writers[j] = RingWriter(buf[out:out + RING_BYTES])
+            self.readers[j] = RingReader(buf[inc:inc + RING_BYTES])
+        self.outboxes = {j: [] for j in self.writers}
+        self.queues: dict = {}
+        self.callbacks: dict = {}
+
+    def _queue(self, identifier: int) -> deque:
+        q = self.queues.get(identifier)
+        if q is None:
+            q = self.queues[identifier] = deque()
+        return q
+
+    def allocate(self, identifier: int, on_data):
+        if identifier in self.callbacks:
+            raise ValueError(f"channel {identifier} allocated twice")
+        self.callbacks[identifier] = on_data
+        mine = self._queue(identifier)
+        pushers = [
+            LocalPusher(mine, on_data) if j == self.index
+            else _RemotePusher(self.outboxes[j], identifier)
+            for j in range(self.peers)
+        ]
+        if mine:
+            on_data()                     # data that arrived before the channel existed
+        return pushers, Puller(mine)
+
+    def receive(self) -> None:
+        callbacks = self.callbacks
+        for reader in self.readers.values():
+            while True:
+                payload = reader.recv()
+                if payload is None:
+                    break
+                for identifier, message in pickle.loads(payload):
+                    self._queue(identifier).append(message)
+                    callback = callbacks.get(identifier)
+                    if callback is not None:
+                        callback()
+        self.release()
+
+    def release(self) -> None:
+        for j, outbox in self.outboxes.items():
+            writer = self.writers[j]
+            sent = False
+            if outbox:
+                batch = pickle.dumps(outbox, protocol=5)
+                outbox.clear()
+                writer.send(batch)
+                sent = True
+            elif writer.queued_bytes:
+                writer.flush()
+                sent = True
+            if sent:
+                os.eventfd_write(self.doorbells[j], 1)
+
+    def park(self, timeout) -> None:
+        bell = self.doorbells[self.index]
+        if any(w.queued_bytes for w in self.writers.values()):
+            timeout = min(timeout, 0.0005) if timeout is not None else 0.0005
+        ready, _, _ = select.select([bell], [], [], timeout)
+        if ready:
+            with contextlib.suppress(BlockingIOError):
+                os.eventfd_read(bell)
+
+    def shutdown(self) -> None:
+        self.writers.clear()
+        self.readers.clear()
+
+
+def _die_with_parent() -> None:
+    """Asks Linux to kill this process when its parent dies."""
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
+
+
+def _worker_main(index, peers, name, doorbells, work, options, conn):
+    _die_with_parent()
+    from timely.worker import Worker
+
+    segment = shared_memory.SharedMemory(name=name)
+    allocator = None
+    try:
+        allocator = ProcessAllocator(index, peers, segment, doorbells)
+        worker = Worker(allocator, **options)
+        result = work(worker)
+        worker.drain()
+        conn.send(("ok", result))
+    except BaseException as error:  # noqa: BLE001 - reported to the launcher
+        with contextlib.suppress(Exception):
+            conn.send(("error", "".join(traceback.format_exception(error))))
+    finally:
+        if allocator is not None:
+            allocator.shutdown()
+        del allocator
+        with contextlib.suppress(Exception):
+            segment.close()
+        conn.close()
+
+
+def execute_processes(work, workers: int, **options):
+    """Runs ``work`` on ``workers`` forked processes; returns results in index order."""
+    sweep_orphans()
+    context = multiprocessing.get_context("fork")
+    name = f"{PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+    size = workers * workers * RING_BYTES
+    segment = shared_memory.SharedMemory(name=name, create=True, size=size)
+    doorbells = [os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC) for _ in range(workers)]
+    processes, pipes = [], []
+    try:
+        for i in range(workers):
+            for j in range(workers):
+                if i != j:
+                    off = _ring_offset(i, j, workers)
+                    format_ring(segment.buf[off:off + RING_BYTES])
+        for index in range(workers):
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_worker_main, name=f"timely-worker-{index}",
+                args=(index, workers, name, doorbells, work, options, sender))
+            process.start()
+            sender.close()
+            processes.append(process)
+            pipes.append(receiver)
+        return _supervise(processes, pipes)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+        for process in processes:
+            process.join(5)
+        for fd in doorbells:
+            os.close(fd)
+        segment.close()
+        with contextlib.suppress(FileNotFoundError):
+            segment.unlink()
+
+
+def _supervise(processes, pipes):
+    from multiprocessing.connection import wait
+
+    results: list = [None] * len(processes)
+    done = [False] * len(processes)
+    waiting = {pipe: i for i, pipe in enumerate(pipes)}
+    sentinels = {p.sentinel: i for i, p in enumerate(processes)}
+    while not all(done):
+        ready = wait(list(waiting) + [s for s, i in sentinels.items() if not done[i]])
+        for item in ready:
+            if item in waiting:
+                index = waiting[item]
+                try:
+                    status, value = item.recv()
+                except EOFError:
+                    del waiting[item]
+                    continue
+                del waiting[item]
+                if status == "error":
+                    _stop(processes)
+                    raise WorkerFailed(f"worker {index} failed:\n{value}")
+                results[index] = value
+                done[index] = True
+            else:
+                index = sentinels[item]
+                process = processes[index]
+                process.join(0.05)
+                if done[index]:
+                    continue
+                if item in sentinels and process.exitcode is not None:
+                    # The result may still be in the pipe: read it first.
+                    pipe = pipes[index]
+                    if pipe in waiting and pipe.poll(0.2):
+                        continue
+                    _stop(processes)
+                    code = process.exitcode
+                    how = (f"killed by signal {signal.Signals(-code).name}" if code < 0
+                           else f"exited with status {code}")
+                    raise WorkerFailed(f"worker {index} {how} before finishing")
+    for process in processes:
+        process.join(5)
+    return results
+
+
+def _stop(processes) -> None:
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + 2
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(1)
