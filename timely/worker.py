@@ -28,7 +28,11 @@ class Worker:
     whether any dataflow remains.
     """
 
-    def __init__(self, allocator=None, *, check_progress: bool = False, schedule_seed=None):
+    def __init__(self, allocator=None, *, check_progress: bool = False, schedule_seed=None,
+                 progress_mode: str = "demand"):
+        if progress_mode not in ("demand", "eager"):
+            raise DataflowError(f"progress_mode must be 'demand' or 'eager', not {progress_mode!r}")
+        self.progress_mode = progress_mode
         self.allocator = allocator if allocator is not None else ThreadAllocator()
         self.index = self.allocator.index
         self.peers = self.allocator.peers

@@ -65,10 +65,12 @@ def run(epochs, workers=1, **options):
 EPOCHS = [list(range(20)), [], [5, 99, 1000], list(range(50, 60))]
 
 
+@pytest.mark.parametrize("mode", ["demand", "eager"])
 @pytest.mark.parametrize("seed", range(12))
-def test_random_schedules_give_the_same_answer_and_never_pass_a_frontier(seed, workers):
+def test_random_schedules_give_the_same_answer_and_never_pass_a_frontier(seed, workers, mode):
     expected = run(EPOCHS)
-    assert run(EPOCHS, workers, schedule_seed=seed, check_progress=True) == expected
+    got = run(EPOCHS, workers, schedule_seed=seed, check_progress=True, progress_mode=mode)
+    assert got == expected
 
 
 @settings(max_examples=60, deadline=None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 import traceback
 from collections import deque
 
@@ -102,6 +103,11 @@ class ThreadsAllocator(Allocator):
     def receive(self) -> None:
         self.check()
         inbox = self.shared.inbox[self.index]
+        if not inbox:
+            # Let the other workers' threads run: without this a worker
+            # polling for their progress holds the interpreter for a whole
+            # switch interval.
+            time.sleep(0)
         callbacks = self.callbacks
         while inbox:
             identifier = inbox.popleft()

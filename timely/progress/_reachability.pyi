@@ -71,6 +71,9 @@ class Tracker:
 
     def source_frontier(self, source: Source | tuple[int, int]) -> Antichain: ...
     def target_frontier(self, target: Target | tuple[int, int]) -> Antichain: ...
+    def is_global(self, is_source: bool, node: int, port: int, time: Time) -> bool:
+        """A decrement of ``time`` here may move a frontier other workers see."""
+
     def node_quiet(self, node: int) -> bool:
         """No input of ``node`` can still receive data and no output holds a positive count."""
 

@@ -21,7 +21,9 @@ from timely.progress._rows cimport (
     TLY_MAX_ARITY,
     tly_ma,
     tly_ma_compact_changes,
+    tly_ma_count,
     tly_ma_dump,
+    tly_ma_less_than,
     tly_ma_free,
     tly_ma_init,
     tly_ma_update,
@@ -778,6 +780,22 @@ cdef class Tracker:
         finally:
             free(rows)
             free(counts)
+
+    def is_global(self, bint is_source, Py_ssize_t node, Py_ssize_t port, time):
+        """Whether a decrement of ``time`` at this location may move a frontier
+        that other workers see: no implied time is strictly less than it, and
+        it is implied at most once. Updates that are not may wait (demand-driven
+        progress), as long as they travel with the next one that is."""
+        cdef uint64_t row[TLY_MAX_ARITY]
+        cdef size_t loc
+        if is_source:
+            loc = self.source_id((node, port))
+        else:
+            loc = self.target_id((node, port))
+        settle_arity(self.k, time)
+        fill_row(time, self.k, row)
+        cdef tly_ma *m = &self.implications[loc]
+        return not tly_ma_less_than(m, row) and tly_ma_count(m, row) <= 1
 
     def node_quiet(self, Py_ssize_t node):
         """No input of ``node`` can still receive data and none of its outputs holds a

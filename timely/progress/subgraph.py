@@ -146,6 +146,7 @@ class Subgraph(Operate):
         self.rng = worker.schedule_rng
         self._summary = None
         self.done = False
+        self.eager = worker.progress_mode == "eager" or worker.peers == 1
 
     # -- building -----------------------------------------------------------
 
@@ -324,10 +325,29 @@ class Subgraph(Operate):
             self.scheduling = False
             self.current = -1
         if self.local_pointstamp:
-            self.progcaster.send(self.local_pointstamp)
+            self.send_progress()
         if self.final_pointstamp:
             self.activate_self()
         return self.incomplete_count > 0 or self.tracker.tracking_anything()
+
+    def send_progress(self) -> None:
+        """Broadcasts this worker's accumulated changes as one batch.
+
+        In the demand-driven mode (the default with several workers, as in the
+        Rust crate) the batch waits until it holds a change that others must
+        see: a decrement that may move some frontier, or records entering the
+        scope. Everything accumulated travels together, so no increment ever
+        arrives after the decrement it pairs with.
+        """
+        local = self.local_pointstamp
+        if self.eager:
+            self.progcaster.send(local)
+            return
+        is_global = self.tracker.is_global
+        for (is_source, node, port, time), diff in local.items():
+            if node == 0 or (diff < 0 and is_global(is_source, node, port, time)):
+                self.progcaster.send(local)
+                return
 
     def schedule_shuffled(self) -> None:
         """Runs the activated children in a random order (adversarial testing)."""
