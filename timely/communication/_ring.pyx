@@ -29,6 +29,15 @@ cdef unsigned char *address_of(object view, size_t *size) except NULL:
     return &bytes_view[0]
 
 
+cdef unsigned char *attach(object view) except NULL:
+    """The address of a formatted ring held in ``view``."""
+    cdef size_t size
+    cdef unsigned char *mem = address_of(view, &size)
+    if tly_ring_check(mem, size) != TLY_RING_OK:
+        raise RingError("the buffer does not hold a formatted ring")
+    return mem
+
+
 def format_ring(buffer):
     """Formats ``buffer`` (writable, 8-byte aligned) as an empty ring; returns its capacity."""
     cdef size_t size
@@ -43,11 +52,8 @@ cdef class RingWriter:
     """The producing end. ``send(data)`` queues a message and writes what fits."""
 
     def __init__(self, buffer):
-        cdef size_t size
         self._view = memoryview(buffer).cast("B")
-        self._mem = address_of(self._view, &size)
-        if tly_ring_check(self._mem, size) != TLY_RING_OK:
-            raise RingError("the buffer does not hold a formatted ring")
+        self._mem = attach(self._view)
         self._chunk = tly_ring_max_record(self._mem)
         self._pending = deque()
         self._offset = 0
@@ -105,11 +111,8 @@ cdef class RingReader:
     """The consuming end. ``recv()`` returns the next complete message or None."""
 
     def __init__(self, buffer):
-        cdef size_t size
         self._view = memoryview(buffer).cast("B")
-        self._mem = address_of(self._view, &size)
-        if tly_ring_check(self._mem, size) != TLY_RING_OK:
-            raise RingError("the buffer does not hold a formatted ring")
+        self._mem = attach(self._view)
         self._parts = []
 
     def recv(self):
