@@ -55,7 +55,11 @@ class Worker:
         return identifier
 
     def progcaster(self, subgraph: Subgraph) -> Progcaster:
-        return Progcaster(self, self.next_channel_id(), subgraph.activate_self)
+        # Progress channels are named by the scope's address, not numbered
+        # like data channels, so they line up even between workers that built
+        # different graphs, which the fingerprint then reports.
+        return Progcaster(self, ("progress", *subgraph.path), subgraph.activate_self,
+                          subgraph.fingerprint, subgraph.name)
 
     # -- building ------------------------------------------------------------
 

@@ -208,3 +208,20 @@ def test_results_are_the_same_with_threads_and_processes():
     for workers in (2, 3):
         assert flat(timely.execute(work, workers=workers, mode="threads")) == expected
         assert flat(timely.execute(work, workers=workers, mode="processes")) == expected
+
+
+@pytest.mark.parametrize("mode", ["processes", "threads"])
+def test_workers_that_build_different_dataflows_fail_fast(mode):
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            if worker.index == 1:
+                stream = stream.map(lambda x: x)        # worker 1 builds another graph
+            probe = stream.exchange(lambda x: x).probe()
+        for t in range(50):
+            handle.advance_to(t + 1)
+            worker.step_while(lambda: probe.less_than(handle.time))
+        return "finished"
+
+    with pytest.raises(timely.TimelyError, match="built a different dataflow"):
+        timely.execute(work, workers=2, mode=mode)

@@ -9,13 +9,21 @@ whatever batches have arrived into the caller's accumulation.
 from __future__ import annotations
 
 
-class Progcaster:
-    __slots__ = ("pushers", "puller", "sequence", "worker_index")
+from timely.errors import DataflowError
 
-    def __init__(self, worker, identifier: int, on_data):
+
+class Progcaster:
+    """Every batch carries the scope's fingerprint: a worker that built a
+    different scope is found at the first batch it sends, and named."""
+
+    __slots__ = ("pushers", "puller", "sequence", "worker_index", "fingerprint", "scope")
+
+    def __init__(self, worker, identifier, on_data, fingerprint: str = "", scope: str = ""):
         self.pushers, self.puller = worker.allocator.allocate(identifier, on_data)
         self.sequence = 0
         self.worker_index = worker.index
+        self.fingerprint = fingerprint
+        self.scope = scope
 
     def send(self, updates: dict) -> None:
         """Sends the non-zero entries of ``updates`` as one batch, and clears it."""
@@ -23,7 +31,7 @@ class Progcaster:
         updates.clear()
         if not batch:
             return
-        message = (self.worker_index, self.sequence, batch)
+        message = (self.worker_index, self.sequence, self.fingerprint, batch)
         self.sequence += 1
         for pusher in self.pushers:
             pusher.push(message)
@@ -38,5 +46,11 @@ class Progcaster:
             message = pull()
             if message is None:
                 return
-            for key, diff in message[2]:
+            if type(message) is not tuple or len(message) != 4 or message[2] != self.fingerprint:
+                sender = message[0] if type(message) is tuple and message else "?"
+                raise DataflowError(
+                    f"worker {sender} built a different dataflow than worker "
+                    f"{self.worker_index} (scope {self.scope!r}): every worker must build the "
+                    "same operators, channels and scopes in the same order")
+            for key, diff in message[3]:
                 into[key] = get(key, 0) + diff

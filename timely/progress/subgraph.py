@@ -23,6 +23,7 @@ Each time a :class:`Subgraph` is scheduled it
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 
 from timely.errors import DataflowError
@@ -145,6 +146,7 @@ class Subgraph(Operate):
         self.notify = ()
         self.rng = worker.schedule_rng
         self._summary = None
+        self.fingerprint = ""
         self.done = False
         self.eager = worker.progress_mode == "eager" or worker.peers == 1
 
@@ -201,6 +203,7 @@ class Subgraph(Operate):
             for port in range(child.outputs):
                 child.operator.set_produced_targets(port, reach.get((child.index, port), []))
         self.tracker, inner_summary = builder.build()
+        self.fingerprint = self.describe()
         self.output_capabilities = [MutableAntichain(arity=self.arity) for _ in range(self.outputs)]
         self.output_targets = [[] for _ in range(self.outputs)]
         self.progcaster = self.worker.progcaster(self)
@@ -224,6 +227,16 @@ class Subgraph(Operate):
         self.deferred.update(range(1, len(self.children)))
         self._summary = self.outer_summary(inner_summary)
         return self._summary
+
+    def describe(self) -> str:
+        """A digest of the scope's shape: operators, ports, summaries, edges."""
+        parts = [self.name, self.arity, self.nested, self.inputs, self.outputs]
+        for child in self.children[1:]:
+            op = child.operator
+            parts.append((op.name, op.inputs, op.outputs, repr(op.summary()),
+                          getattr(op, "fingerprint", "")))
+        parts.append(sorted(self.edges))
+        return hashlib.sha1(repr(parts).encode()).hexdigest()
 
     @property
     def outer_arity(self) -> int:
