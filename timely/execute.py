@@ -57,7 +57,7 @@ def execute_from_args(args, work, **options):
     Rust crate)."""
     config = parse_args(args)
     if config.processes != 1:
-        raise TimelyError(
-            f"-n {config.processes}: running across several processes or hosts is not "
-            "available yet; use -w for workers in this process")
+        from timely.communication.cluster import execute_cluster
+
+        return execute_cluster(work, config, **options)
     return execute(work, workers=config.workers, **options)
