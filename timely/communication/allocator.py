@@ -10,6 +10,7 @@ sent, ``park(timeout)`` sleeps until something arrives.
 
 from __future__ import annotations
 
+import pickle
 import time
 from collections import deque
 
@@ -86,3 +87,70 @@ class ThreadAllocator(Allocator):
         queue: deque = deque()
         self.channels[identifier] = queue
         return [LocalPusher(queue, on_data)], Puller(queue)
+
+
+class RemotePusher:
+    """Queues messages for another worker; its allocator sends them as one
+    batch per peer when the worker releases."""
+
+    __slots__ = ("outbox", "identifier")
+
+    def __init__(self, outbox: list, identifier):
+        self.outbox = outbox
+        self.identifier = identifier
+
+    def push(self, message) -> None:
+        self.outbox.append((self.identifier, message))
+
+    def done(self) -> None:
+        pass
+
+
+class BatchingAllocator(Allocator):
+    """The part of the process and cluster allocators that is not transport:
+    channel queues, activation callbacks, and one outbox per peer.
+
+    Subclasses move pickled batches ``[(identifier, message), ...]``; they call
+    ``deliver_batch`` with each batch received and take ``take_outboxes()``
+    to send. Pickle crosses only between the computation's own workers.
+    """
+
+    def __init__(self, index: int, peers: int):
+        self.index = index
+        self.peers = peers
+        self.queues: dict = {}
+        self.callbacks: dict = {}
+        self.outboxes = {j: [] for j in range(peers) if j != index}
+
+    def _queue(self, identifier) -> deque:
+        q = self.queues.get(identifier)
+        if q is None:
+            q = self.queues[identifier] = deque()
+        return q
+
+    def allocate(self, identifier, on_data):
+        if identifier in self.callbacks:
+            raise ValueError(f"channel {identifier} allocated twice")
+        self.callbacks[identifier] = on_data
+        mine = self._queue(identifier)
+        pushers = [LocalPusher(mine, on_data) if j == self.index
+                   else RemotePusher(self.outboxes[j], identifier) for j in range(self.peers)]
+        if mine:
+            on_data()                     # data that arrived before the channel existed
+        return pushers, Puller(mine)
+
+    def deliver_batch(self, payload: bytes) -> None:
+        callbacks = self.callbacks
+        for identifier, message in pickle.loads(payload):
+            self._queue(identifier).append(message)
+            callback = callbacks.get(identifier)
+            if callback is not None:
+                callback()
+
+    def take_outboxes(self):
+        """``(peer, pickled batch)`` for every peer with something to send."""
+        for j, outbox in self.outboxes.items():
+            if outbox:
+                batch = pickle.dumps(outbox, protocol=5)
+                outbox.clear()
+                yield j, batch

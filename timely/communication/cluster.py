@@ -23,7 +23,6 @@ import contextlib
 import hashlib
 import hmac
 import os
-import pickle
 import queue
 import socket
 import struct
@@ -31,7 +30,7 @@ import threading
 import time
 from collections import deque
 
-from timely.communication.allocator import Allocator, LocalPusher, Puller
+from timely.communication.allocator import BatchingAllocator
 from timely.communication.threads import WorkerFailed
 from timely.errors import TimelyError
 
@@ -142,32 +141,14 @@ class _Link:
         self.sock.close()
 
 
-class _RemotePusher:
-    __slots__ = ("outbox", "identifier")
-
-    def __init__(self, outbox: list, identifier):
-        self.outbox = outbox
-        self.identifier = identifier
-
-    def push(self, message) -> None:
-        self.outbox.append((self.identifier, message))
-
-    def done(self) -> None:
-        pass
-
-
-class ClusterAllocator(Allocator):
+class ClusterAllocator(BatchingAllocator):
     """Worker ``index`` of ``peers``, one per process, linked by TCP."""
 
     def __init__(self, index: int, peers: int, sockets: dict):
-        self.index = index
-        self.peers = peers
+        super().__init__(index, peers)
         self.inbox: deque = deque()
         self.doorbell = threading.Event()
         self.failure = None
-        self.queues: dict = {}
-        self.callbacks: dict = {}
-        self.outboxes = {j: [] for j in sockets}
         self.links = {j: _Link(sock, j, self) for j, sock in sockets.items()}
 
     # called from the receiver threads
@@ -180,40 +161,16 @@ class ClusterAllocator(Allocator):
             self.failure = reason
         self.doorbell.set()
 
-    def _queue(self, identifier) -> deque:
-        q = self.queues.get(identifier)
-        if q is None:
-            q = self.queues[identifier] = deque()
-        return q
-
-    def allocate(self, identifier, on_data):
-        if identifier in self.callbacks:
-            raise ValueError(f"channel {identifier} allocated twice")
-        self.callbacks[identifier] = on_data
-        mine = self._queue(identifier)
-        pushers = [LocalPusher(mine, on_data) if j == self.index
-                   else _RemotePusher(self.outboxes[j], identifier) for j in range(self.peers)]
-        if mine:
-            on_data()
-        return pushers, Puller(mine)
-
     def receive(self) -> None:
         if self.failure is not None:
             raise WorkerFailed(f"worker {self.index}: {self.failure}")
         inbox = self.inbox
-        callbacks = self.callbacks
         while inbox:
-            for identifier, message in pickle.loads(inbox.popleft()):
-                self._queue(identifier).append(message)
-                callback = callbacks.get(identifier)
-                if callback is not None:
-                    callback()
+            self.deliver_batch(inbox.popleft())
 
     def release(self) -> None:
-        for j, outbox in self.outboxes.items():
-            if outbox:
-                self.links[j].send(pickle.dumps(outbox, protocol=5))
-                outbox.clear()
+        for j, batch in self.take_outboxes():
+            self.links[j].send(batch)
 
     def park(self, timeout) -> None:
         if not self.inbox:

@@ -20,16 +20,14 @@ import contextlib
 import ctypes
 import multiprocessing
 import os
-import pickle
 import select
 import signal
 import time
 import traceback
-from collections import deque
 from multiprocessing import shared_memory
 
 from timely.communication._ring import RingReader, RingWriter, format_ring
-from timely.communication.allocator import Allocator, LocalPusher, Puller
+from timely.communication.allocator import BatchingAllocator
 from timely.communication.threads import WorkerFailed
 
 PREFIX = "timely-"
@@ -67,92 +65,42 @@ def sweep_orphans(directory: str = "/dev/shm") -> list[str]:
     return removed
 
 
-class _RemotePusher:
-    """Queues messages for one peer; the allocator sends them at release."""
-
-    __slots__ = ("outbox", "identifier")
-
-    def __init__(self, outbox: list, identifier: int):
-        self.outbox = outbox
-        self.identifier = identifier
-
-    def push(self, message) -> None:
-        self.outbox.append((self.identifier, message))
-
-    def done(self) -> None:
-        pass
-
-
-class ProcessAllocator(Allocator):
+class ProcessAllocator(BatchingAllocator):
     """Worker ``index`` of ``peers`` processes sharing the rings in ``segment``."""
 
     def __init__(self, index: int, peers: int, segment, doorbells):
-        self.index = index
-        self.peers = peers
+        super().__init__(index, peers)
         self.segment = segment
         self.doorbells = doorbells
         buf = segment.buf
         self.writers = {}
         self.readers = {}
-        for j in range(peers):
-            if j == index:
-                continue
+        for j in self.outboxes:
             out = _ring_offset(index, j, peers)
             inc = _ring_offset(j, index, peers)
             self.writers[j] = RingWriter(buf[out:out + RING_BYTES])
             self.readers[j] = RingReader(buf[inc:inc + RING_BYTES])
-        self.outboxes = {j: [] for j in self.writers}
-        self.queues: dict = {}
-        self.callbacks: dict = {}
-
-    def _queue(self, identifier: int) -> deque:
-        q = self.queues.get(identifier)
-        if q is None:
-            q = self.queues[identifier] = deque()
-        return q
-
-    def allocate(self, identifier: int, on_data):
-        if identifier in self.callbacks:
-            raise ValueError(f"channel {identifier} allocated twice")
-        self.callbacks[identifier] = on_data
-        mine = self._queue(identifier)
-        pushers = [
-            LocalPusher(mine, on_data) if j == self.index
-            else _RemotePusher(self.outboxes[j], identifier)
-            for j in range(self.peers)
-        ]
-        if mine:
-            on_data()                     # data that arrived before the channel existed
-        return pushers, Puller(mine)
 
     def receive(self) -> None:
-        callbacks = self.callbacks
         for reader in self.readers.values():
             while True:
                 payload = reader.recv()
                 if payload is None:
                     break
-                for identifier, message in pickle.loads(payload):
-                    self._queue(identifier).append(message)
-                    callback = callbacks.get(identifier)
-                    if callback is not None:
-                        callback()
+                self.deliver_batch(payload)
         self.release()
 
     def release(self) -> None:
-        for j, outbox in self.outboxes.items():
-            writer = self.writers[j]
-            sent = False
-            if outbox:
-                batch = pickle.dumps(outbox, protocol=5)
-                outbox.clear()
-                writer.send(batch)
-                sent = True
-            elif writer.queued_bytes:
+        rung = set()
+        for j, batch in self.take_outboxes():
+            self.writers[j].send(batch)
+            rung.add(j)
+        for j, writer in self.writers.items():
+            if j not in rung and writer.queued_bytes:
                 writer.flush()
-                sent = True
-            if sent:
-                os.eventfd_write(self.doorbells[j], 1)
+                rung.add(j)
+        for j in rung:
+            os.eventfd_write(self.doorbells[j], 1)
 
     def park(self, timeout) -> None:
         bell = self.doorbells[self.index]

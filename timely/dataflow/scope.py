@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 
 from timely.dataflow.time import summary_for
-from timely.errors import DataflowError, SummaryError
+from timely.errors import SummaryError
 from timely.progress.subgraph import Subgraph
 
 

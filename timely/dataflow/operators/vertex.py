@@ -42,7 +42,6 @@ The Select and Count vertices of the Naiad model:
 from __future__ import annotations
 
 from timely.dataflow.builder import OperatorBuilder
-from timely.dataflow.capability import Capability
 from timely.dataflow.channels import Pipeline
 from timely.errors import CapabilityError
 from timely.progress.notificator import Notificator as _Core
