@@ -66,23 +66,29 @@ static void check_sort(size_t n, size_t k, unsigned range)
     free(perm);
 }
 
-/* range 0: full 64-bit coordinates (no packing); otherwise coordinates below range. */
+/* n random (row, diff) updates. range 0: full 64-bit coordinates (no packing);
+ * otherwise coordinates below range. Earlier rows repeat often, so that sums
+ * cancel and merge. */
+static void random_updates(uint64_t *rows, int64_t *diffs, size_t n, size_t k, unsigned range)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t c = 0; c < k; c++) {
+            rows[i * k + c] = range ? rnd() % range : rnd();
+        }
+        if (i > 0 && rnd() % 2 == 0) {
+            memcpy(rows + i * k, rows + (rnd() % i) * k, k * sizeof(uint64_t));
+        }
+        diffs[i] = (int64_t)(rnd() % 5) - 2;
+    }
+}
+
 static void check_compact(size_t n, size_t k, unsigned range)
 {
     uint64_t *rows = malloc(n * k * sizeof(uint64_t) + 1);
     int64_t *diffs = malloc(n * sizeof(int64_t) + 1);
     uint64_t *orig = malloc(n * k * sizeof(uint64_t) + 1);
     int64_t *odiffs = malloc(n * sizeof(int64_t) + 1);
-    for (size_t i = 0; i < n; i++) {
-        for (size_t c = 0; c < k; c++) {
-            rows[i * k + c] = range ? rnd() % range : rnd();
-        }
-        /* Repeat earlier rows often, so that sums cancel and merge. */
-        if (i > 0 && rnd() % 2 == 0) {
-            memcpy(rows + i * k, rows + (rnd() % i) * k, k * sizeof(uint64_t));
-        }
-        diffs[i] = (int64_t)(rnd() % 5) - 2;
-    }
+    random_updates(rows, diffs, n, k, range);
     memcpy(orig, rows, n * k * sizeof(uint64_t));
     memcpy(odiffs, diffs, n * sizeof(int64_t));
     size_t m = tly_compact(rows, diffs, n, k);
@@ -128,15 +134,7 @@ static void check_compact_large(size_t n, size_t k, unsigned range)
     uint32_t *perm = malloc(n * sizeof(uint32_t));
     uint64_t *expect = malloc(n * k * sizeof(uint64_t));
     int64_t *edif = malloc(n * sizeof(int64_t));
-    for (size_t i = 0; i < n; i++) {
-        for (size_t c = 0; c < k; c++) {
-            rows[i * k + c] = range ? rnd() % range : rnd();
-        }
-        if (i > 0 && rnd() % 2 == 0) {
-            memcpy(rows + i * k, rows + (rnd() % i) * k, k * sizeof(uint64_t));
-        }
-        diffs[i] = (int64_t)(rnd() % 5) - 2;
-    }
+    random_updates(rows, diffs, n, k, range);
     CHECK(tly_sort_rows(rows, n, k, perm) == 0, "sort failed");
     size_t m = 0;
     for (size_t i = 0; i < n;) {

@@ -308,32 +308,21 @@ class Subgraph(Operate):
         heap.extend(self.deferred)
         self.deferred.clear()
         self.scheduling = True
+        children = self.children
+        node_quiet = self.tracker.node_quiet
         try:
-            if self.rng is not None:
-                self.schedule_shuffled()
-            else:
-                heapq.heapify(heap)
-                previous = -1
-                children = self.children
-                heappop = heapq.heappop
-                node_quiet = self.tracker.node_quiet
-                while heap:
-                    index = heappop(heap)
-                    if index <= previous:
-                        continue
-                    self.current = previous = index
-                    # run_child, inlined: this loop is the scheduler's hot path
-                    child = children[index]
-                    operator = child.operator
-                    if operator is None:
-                        continue
-                    incomplete = operator.schedule()
-                    if incomplete != child.incomplete:
-                        self.incomplete_count += 1 if incomplete else -1
-                        child.incomplete = incomplete
-                    if not incomplete and node_quiet(index):
-                        operator.shut_down()
-                        child.operator = None
+            for index in self.activated():
+                child = children[index]
+                operator = child.operator
+                if operator is None:
+                    continue
+                incomplete = operator.schedule()
+                if incomplete != child.incomplete:
+                    self.incomplete_count += 1 if incomplete else -1
+                    child.incomplete = incomplete
+                if not incomplete and node_quiet(index):
+                    operator.shut_down()
+                    child.operator = None
         finally:
             self.scheduling = False
             self.current = -1
@@ -362,28 +351,32 @@ class Subgraph(Operate):
                 self.progcaster.send(local)
                 return
 
-    def schedule_shuffled(self) -> None:
-        """Runs the activated children in a random order (adversarial testing)."""
-        order = sorted(set(self.heap))
-        self.heap.clear()
-        self.rng.shuffle(order)
-        self.current = len(self.children)   # activations during the round wait for the next
-        for index in order:
-            self.run_child(self.children[index])
-        if self.deferred:
-            self.activate_self()
+    def activated(self):
+        """The children to run this round, each once, in index order; children
+        activated meanwhile with a higher index join the round.
 
-    def run_child(self, child: ChildState) -> None:
-        operator = child.operator
-        if operator is None:
+        With ``schedule_seed`` (adversarial testing) the round is the
+        activated children in a random order instead, and whatever is
+        activated meanwhile waits for the next round.
+        """
+        heap = self.heap
+        if self.rng is not None:
+            order = sorted(set(heap))
+            heap.clear()
+            self.rng.shuffle(order)
+            self.current = len(self.children)
+            yield from order
+            if self.deferred:
+                self.activate_self()
             return
-        incomplete = operator.schedule()
-        if incomplete != child.incomplete:
-            self.incomplete_count += 1 if incomplete else -1
-            child.incomplete = incomplete
-        if not incomplete and self.tracker.node_quiet(child.index):
-            operator.shut_down()
-            child.operator = None
+        heapq.heapify(heap)
+        heappop = heapq.heappop
+        previous = -1
+        while heap:
+            index = heappop(heap)
+            if index > previous:
+                self.current = previous = index
+                yield index
 
     def harvest_inputs(self) -> None:
         local = self.local_pointstamp
