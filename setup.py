@@ -48,6 +48,7 @@ modules = {
     "timely.progress._reachability": SORT + MA,
     "timely.progress._notificator": SORT,
     "timely.communication._ring": ["csrc/ring.c"],
+    "timely.dataflow._columnar": ["csrc/hash.c"],
 }
 
 

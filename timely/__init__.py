@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from timely.errors import (
     CapabilityError,
+    CaptureFormatError,
+    CaptureTypeError,
     CycleError,
     DataflowError,
     ProgressError,
@@ -19,6 +21,8 @@ from timely.errors import (
 )
 
 from timely.dataflow import (
+    Batch,
+    BatchError,
     Broadcast,
     Capability,
     CapabilitySet,
@@ -40,9 +44,13 @@ from timely.worker import Worker
 __version__ = "0.1.0"
 
 __all__ = [
+    "Batch",
+    "BatchError",
     "Broadcast",
     "Capability",
     "CapabilityError",
+    "CaptureFormatError",
+    "CaptureTypeError",
     "CapabilitySet",
     "DataflowError",
     "Err",

@@ -17,6 +17,8 @@ __all__ = [
     "CapabilityError",
     "DataflowError",
     "ProgressError",
+    "CaptureFormatError",
+    "CaptureTypeError",
 ]
 
 
@@ -57,3 +59,19 @@ class DataflowError(TimelyError, RuntimeError):
 
 class ProgressError(TimelyError, RuntimeError):
     """An operator was handed data at a time its input frontier had already passed."""
+
+
+class CaptureFormatError(TimelyError, ValueError):
+    """A captured event stream cannot be read: truncated, corrupted, of another
+    format or version, hostile, holding a pickle the reader was not allowed to
+    load, or breaking the capture protocol. ``offset`` is the byte offset in the
+    stream where the problem was found (None for in-memory event sources)."""
+
+    def __init__(self, message: str, offset: int | None = None):
+        super().__init__(message)
+        self.offset = offset
+
+
+class CaptureTypeError(TimelyError, TypeError):
+    """An event cannot be written: a record, container or timestamp of a type
+    the capture format does not encode (and pickling was not allowed)."""

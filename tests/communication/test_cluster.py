@@ -48,11 +48,11 @@ def free_ports(n):
     return ports
 
 
-def launch(n, hostfile, secret="s3cret", extra_env=None):
+def launch(n, hostfile, secret="s3cret", extra_env=None, workers=1):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TIMELY_SECRET": secret,
            "TIMELY_CONNECT_TIMEOUT": "20", **(extra_env or {})}
-    return [subprocess.Popen([sys.executable, "-c", PROGRAM, "-n", str(n), "-p", str(i),
-                              "-h", str(hostfile)],
+    return [subprocess.Popen([sys.executable, "-c", PROGRAM, "-w", str(workers), "-n", str(n),
+                              "-p", str(i), "-h", str(hostfile)],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for i in range(n)]
 
@@ -65,21 +65,46 @@ def finish(procs, timeout=60):
     return outs
 
 
-@pytest.mark.parametrize("n", [2, 3])
-def test_processes_over_tcp_agree_with_one_worker(n, tmp_path):
-    hostfile = tmp_path / "hosts"
-    hostfile.write_text("".join(f"127.0.0.1:{p}\n" for p in free_ports(n)))
-    results = finish(launch(n, hostfile))
+def hostfile_for(tmp_path, n, w):
+    """``n`` host lines whose ports ``port .. port + w - 1`` are all free."""
+    lines = []
+    while len(lines) < n:
+        (port,) = free_ports(1)
+        probe = []
+        try:
+            for k in range(w):
+                s = socket.socket()
+                probe.append(s)
+                s.bind(("127.0.0.1", port + k))
+        except OSError:
+            continue
+        finally:
+            for s in probe:
+                s.close()
+        lines.append(f"127.0.0.1:{port}\n")
+    path = tmp_path / "hosts"
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.mark.parametrize(("n", "w"), [(2, 1), (3, 1), (2, 2), (3, 2)])
+def test_processes_over_tcp_agree_with_one_worker(n, w, tmp_path):
+    hostfile = hostfile_for(tmp_path, n, w)
+    results = finish(launch(n, hostfile, workers=w))
     merged = {}
     for code, out, err in results:
         assert code == 0, err
-        for time_, records in json.loads(out)[0]:
-            merged.setdefault(time_, []).extend(tuple(r) for r in records)
+        host_results = json.loads(out)
+        assert len(host_results) == w
+        for result in host_results:
+            for time_, records in result:
+                merged.setdefault(time_, []).extend(tuple(r) for r in records)
+    peers = n * w
     for t in range(5):
         values = sorted(x for x, _ in merged[t])
         assert values == list(range(t * 10, t * 10 + 10))
-        # each value was handled by worker value % n
-        assert all(w == x % n for x, w in merged[t])
+        # each value was handled by worker value % peers
+        assert all(w == x % peers for x, w in merged[t])
 
 
 def test_garbage_and_unauthenticated_peers_are_dropped(tmp_path):
@@ -141,21 +166,35 @@ LONG = textwrap.dedent("""
 """)
 
 
-def test_a_peer_that_dies_fails_the_others(tmp_path):
-    hostfile = tmp_path / "hosts"
-    hostfile.write_text("".join(f"127.0.0.1:{p}\n" for p in free_ports(2)))
+def _our_segments():
+    return [n for n in os.listdir("/dev/shm") if n.startswith("timely-")]
+
+
+@pytest.mark.parametrize("w", [1, 2])
+def test_a_peer_that_dies_fails_the_others(w, tmp_path):
+    hostfile = hostfile_for(tmp_path, 2, w)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TIMELY_SECRET": "s3cret",
            "TIMELY_CONNECT_TIMEOUT": "20"}
-    procs = [subprocess.Popen([sys.executable, "-c", LONG, "-n", "2", "-p", str(i), "-h",
-                               str(hostfile)], env=env, stdout=subprocess.PIPE,
+    procs = [subprocess.Popen([sys.executable, "-c", LONG, "-w", str(w), "-n", "2", "-p", str(i),
+                               "-h", str(hostfile)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(2)]
     for p in procs:
-        assert p.stdout.readline().strip() == "running"
-    procs[1].kill()
+        for _ in range(w):
+            assert p.stdout.readline().strip() == "running"
+    procs[1].kill()           # the launcher of host 1; its workers die with it
     code, out, err = finish(procs[:1], timeout=30)[0]
     procs[1].wait()
     assert code != 0
-    assert "worker 1 disconnected" in err
+    # a worker of host 0 names the vanished worker of host 1
+    assert any(f"worker {j} disconnected" in err for j in range(w, 2 * w)), err
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        leftover = [n for n in _our_segments()
+                    if n.split("-")[1] in {str(procs[0].pid), str(procs[1].pid)}]
+        if not leftover:
+            break
+        time.sleep(0.1)
+    assert not leftover
 
 
 def test_missing_secret_is_a_clear_error(tmp_path):

@@ -32,3 +32,17 @@ cdef class RingReader:
     cdef object _view
     cdef unsigned char *_mem
     cdef list _parts
+    cdef bint _borrowed
+    # The frame being received (see recv_frame).
+    cdef bytearray _head
+    cdef Py_ssize_t _head_need
+    cdef object _header
+    cdef list _dests
+    cdef Py_ssize_t _seg, _seg_off, _dst_len, _dst_pad
+    cdef unsigned char *_dst
+    cdef object _dst_obj
+
+    cdef _reset_frame(self)
+    cdef int _enter_segment(self) except -1
+    cdef Py_ssize_t _take(self, const unsigned char *p, Py_ssize_t n) except -1
+    cdef int _open_frame(self) except -1

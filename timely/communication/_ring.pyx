@@ -5,6 +5,12 @@ larger than one record travels as several chunks. When the ring is full the
 writer keeps the rest queued and ``flush`` retries later: sending never blocks.
 A :class:`RingReader` returns complete messages, reassembled, or None.
 
+Frames (:mod:`timely.communication.codec`) go through the same records:
+``send_parts`` writes a frame's buffers back to back as one message without
+joining them, and ``recv_frame`` copies each record's bytes straight into the
+frame's final arrays, allocated from its header, so a column crosses with one
+copy into the ring and one copy out of it.
+
 Ownership: both ends keep a reference to the buffer they were given; the
 memory (an mmap or shared-memory segment) must outlive them, and its owner
 unlinks it.
@@ -13,7 +19,9 @@ unlinks it.
 from collections import deque
 
 from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcpy
 
+from timely.communication import codec
 from timely.errors import TimelyError
 
 
@@ -62,8 +70,21 @@ cdef class RingWriter:
     def send(self, data) -> bool:
         """Queues one message; returns True when all queued messages are in the ring."""
         view = memoryview(data).cast("B")
-        self._pending.append(view)
+        self._pending.append((view, True))
         self._queued += view.nbytes
+        return self.flush()
+
+    def send_parts(self, parts) -> bool:
+        """Queues one message made of ``parts`` (bytes-like, sent back to back
+        without being joined); returns True when all of it is in the ring.
+        The parts must not change until they are written."""
+        cdef Py_ssize_t i, last = len(parts) - 1
+        if last < 0:
+            return self.send(b"")
+        for i in range(last + 1):
+            view = memoryview(parts[i]).cast("B")
+            self._pending.append((view, i == last))
+            self._queued += view.nbytes
         return self.flush()
 
     def flush(self) -> bool:
@@ -73,15 +94,16 @@ cdef class RingWriter:
         cdef uint32_t flags
         cdef int rc
         cdef const unsigned char *start
+        cdef bint last
         pending = self._pending
         while pending:
-            msg = pending[0]
+            msg, last = pending[0]
             total = msg.shape[0]
             while True:
                 n = total - self._offset
                 if n > self._chunk:
                     n = self._chunk
-                flags = TLY_RING_MORE if self._offset + n < total else 0
+                flags = TLY_RING_MORE if (self._offset + n < total or not last) else 0
                 start = &msg[self._offset] if total else NULL
                 with nogil:
                     rc = tly_ring_push(self._mem, start, <uint32_t>n, flags)
@@ -114,12 +136,121 @@ cdef class RingReader:
         self._view = memoryview(buffer).cast("B")
         self._mem = attach(self._view)
         self._parts = []
+        self._borrowed = False
+        self._reset_frame()
+
+    cdef _reset_frame(self):
+        self._head = bytearray()
+        self._head_need = -1
+        self._header = None
+        self._dests = None
+        self._seg = 0
+        self._seg_off = 0
+        self._dst = NULL
+        self._dst_len = 0
+        self._dst_pad = 0
+        self._dst_obj = None
+
+    cdef int _enter_segment(self) except -1:
+        """Points the copy at the current segment, skipping empty ones."""
+        cdef unsigned char[::1] target
+        cdef list sizes = self._header.sizes
+        while self._seg < len(sizes):
+            size = sizes[self._seg]
+            self._dst_len = size
+            self._dst_pad = size + (-size % 8)
+            self._seg_off = 0
+            if self._dst_pad:
+                if size:
+                    self._dst_obj = memoryview(self._dests[self._seg]).cast("B")
+                    target = self._dst_obj
+                    self._dst = &target[0]
+                else:
+                    self._dst = NULL
+                return 0
+            self._seg += 1
+        self._dst = NULL
+        self._dst_len = 0
+        self._dst_pad = 0
+        return 0
+
+    cdef Py_ssize_t _take(self, const unsigned char *p, Py_ssize_t n) except -1:
+        """Consumes up to ``n`` bytes of the frame from ``p``; returns how many."""
+        cdef Py_ssize_t take, need, copy
+        if self._header is None:
+            need = (codec.PREFIX_BYTES if self._head_need < 0 else self._head_need) - len(self._head)
+            take = n if n < need else need
+            self._head += (<const char *>p)[:take]
+            if self._head_need < 0 and len(self._head) == codec.PREFIX_BYTES:
+                length = codec.frame_length(self._head)
+                self._head_need = length + (-length % 8)
+                if self._head_need == codec.PREFIX_BYTES:
+                    self._open_frame()
+            elif len(self._head) == self._head_need:
+                self._open_frame()
+            return take
+        if self._seg >= len(self._header.sizes):
+            raise RingError("a frame carries more bytes than its header announces")
+        take = self._dst_pad - self._seg_off
+        if take > n:
+            take = n
+        if self._seg_off < self._dst_len:
+            copy = self._dst_len - self._seg_off
+            if copy > take:
+                copy = take
+            with nogil:
+                memcpy(self._dst + self._seg_off, p, copy)
+        self._seg_off += take
+        if self._seg_off == self._dst_pad:
+            self._seg += 1
+            self._enter_segment()
+        return take
+
+    cdef int _open_frame(self) except -1:
+        self._header = codec.Header(self._head)
+        self._dests = self._header.destinations()
+        self._seg = 0
+        self._enter_segment()
+        return 0
+
+    def recv_frame(self):
+        """The next complete frame's messages ``[(identifier, message), ...]``,
+        or None when none is complete yet (what arrived is kept)."""
+        cdef const void *payload
+        cdef const unsigned char *p
+        cdef uint32_t length, flags
+        cdef Py_ssize_t n, used
+        cdef int rc
+        self.release()
+        while True:
+            with nogil:
+                rc = tly_ring_peek(self._mem, &payload, &length, &flags)
+            if rc == TLY_RING_EMPTY:
+                return None
+            if rc != TLY_RING_OK:
+                raise RingError(f"corrupt ring record (code {rc})")
+            p = <const unsigned char *>payload
+            n = length
+            while n:
+                used = self._take(p, n)
+                p += used
+                n -= used
+            tly_ring_pop(self._mem)
+            if not (flags & TLY_RING_MORE):
+                header = self._header
+                if header is None or self._seg < len(header.sizes):
+                    self._reset_frame()
+                    raise RingError("a frame ended before all its bytes arrived")
+                messages = header.messages(self._dests)
+                self._reset_frame()
+                return messages
 
     def recv(self):
         """The next complete message as bytes, or None when none is complete yet."""
         cdef const void *payload
         cdef uint32_t length, flags
         cdef int rc
+        self.release()
         while True:
             with nogil:
                 rc = tly_ring_peek(self._mem, &payload, &length, &flags)
@@ -138,6 +269,34 @@ cdef class RingReader:
                 self._parts = []
                 return whole
             return part
+
+    def recv_view(self):
+        """The next complete message without copying it out of the ring when
+        it is one record: a read-only memoryview into the ring, valid only
+        until the next ``recv``/``recv_view``/``recv_frame`` or ``release()``
+        (after that the producer may overwrite those bytes). A message in
+        several chunks is reassembled into bytes. None when none is complete."""
+        cdef const void *payload
+        cdef uint32_t length, flags
+        cdef int rc
+        self.release()
+        with nogil:
+            rc = tly_ring_peek(self._mem, &payload, &length, &flags)
+        if rc == TLY_RING_EMPTY:
+            return None
+        if rc != TLY_RING_OK:
+            raise RingError(f"corrupt ring record (code {rc})")
+        if (flags & TLY_RING_MORE) or self._parts:
+            return self.recv()
+        cdef Py_ssize_t offset = <const unsigned char *>payload - self._mem
+        self._borrowed = True
+        return self._view[offset:offset + length].toreadonly()
+
+    def release(self) -> None:
+        """Gives back the record lent by the last ``recv_view``."""
+        if self._borrowed:
+            self._borrowed = False
+            tly_ring_pop(self._mem)
 
     def used_bytes(self) -> int:
         return tly_ring_used(self._mem)

@@ -10,9 +10,10 @@ sent, ``park(timeout)`` sleeps until something arrives.
 
 from __future__ import annotations
 
-import pickle
 import time
 from collections import deque
+
+from timely.communication import codec
 
 
 class Allocator:
@@ -110,9 +111,11 @@ class BatchingAllocator(Allocator):
     """The part of the process and cluster allocators that is not transport:
     channel queues, activation callbacks, and one outbox per peer.
 
-    Subclasses move pickled batches ``[(identifier, message), ...]``; they call
-    ``deliver_batch`` with each batch received and take ``take_outboxes()``
-    to send. Pickle crosses only between the computation's own workers.
+    Subclasses move frames (:mod:`timely.communication.codec`) of
+    ``[(identifier, message), ...]``; they call ``deliver`` with the messages
+    of each frame received (or ``deliver_frame`` with a whole frame) and take
+    ``take_outboxes()`` to send. Pickle crosses only between the
+    computation's own workers.
     """
 
     def __init__(self, index: int, peers: int):
@@ -139,18 +142,22 @@ class BatchingAllocator(Allocator):
             on_data()                     # data that arrived before the channel existed
         return pushers, Puller(mine)
 
-    def deliver_batch(self, payload: bytes) -> None:
+    def deliver_messages(self, messages) -> None:
         callbacks = self.callbacks
-        for identifier, message in pickle.loads(payload):
+        for identifier, message in messages:
             self._queue(identifier).append(message)
             callback = callbacks.get(identifier)
             if callback is not None:
                 callback()
 
+    def deliver_frame(self, frame) -> None:
+        """Delivers the messages of a frame held whole in one buffer."""
+        self.deliver_messages(codec.decode(frame))
+
     def take_outboxes(self):
-        """``(peer, pickled batch)`` for every peer with something to send."""
+        """``(peer, frame parts)`` for every peer with something to send."""
         for j, outbox in self.outboxes.items():
             if outbox:
-                batch = pickle.dumps(outbox, protocol=5)
+                parts = codec.encode(outbox)
                 outbox.clear()
-                yield j, batch
+                yield j, parts

@@ -1,16 +1,21 @@
 """Workers in several processes, possibly on several hosts, over TCP.
 
-``execute_from_args(["-n", N, "-p", P, "-h", hostfile], work)`` runs worker P
-of N (one worker per process). Process P listens on its own address from the
-hostfile (``host:port`` per line; by default ``127.0.0.1:2101+P``), connects
-to every process before it and accepts every process after it.
+``execute_from_args(["-w", W, "-n", N, "-p", P, "-h", hostfile], work)``
+runs host P of N with W worker processes, workers ``P*W .. P*W+W-1`` of
+``N*W``. Workers on one host exchange through shared-memory rings (see
+:mod:`timely.communication.process`); each worker also connects to every
+worker on the other hosts. Host P's address comes from the hostfile
+(``host:port`` per line; by default ``127.0.0.1:2101+P``) and its worker k
+listens on that port + k; a worker connects to every remote worker before it
+and accepts every remote worker after it.
 
 Every connection is authenticated before anything else is read: both sides
 prove knowledge of the shared secret (``TIMELY_SECRET``) by answering a
 random challenge with HMAC-SHA256, reading exactly the bytes they expect,
 with a timeout. Peers that fail are dropped. Only then do frames flow: an
-8-byte length (bounded) and a payload that is a pickled batch, which crosses
-only these authenticated connections between the computation's own workers.
+8-byte length (bounded) and a frame (:mod:`timely.communication.codec`:
+columns as raw buffers, the rest pickled), which crosses only these
+authenticated connections between the computation's own workers.
 
 Each connection has a sender thread and a receiver thread, so a worker never
 blocks on a socket: it queues batches and reads what the receiver collected.
@@ -28,10 +33,7 @@ import socket
 import struct
 import threading
 import time
-from collections import deque
 
-from timely.communication.allocator import BatchingAllocator
-from timely.communication.threads import WorkerFailed
 from timely.errors import TimelyError
 
 HANDSHAKE_TIMEOUT = 5.0
@@ -44,15 +46,17 @@ class AuthenticationError(TimelyError, ConnectionError):
     """A peer did not prove knowledge of the shared secret."""
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = sock.recv(min(n, 1 << 20))
-        if not chunk:
+def _recv_exact(sock: socket.socket, n: int) -> bytearray:
+    """Exactly ``n`` bytes, received straight into one buffer."""
+    buffer = bytearray(n)
+    view = memoryview(buffer)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:], min(n - got, 1 << 22))
+        if not k:
             raise ConnectionError("connection closed")
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+        got += k
+    return buffer
 
 
 def _prove(sock: socket.socket, secret: bytes, role: bytes) -> None:
@@ -92,7 +96,7 @@ def handshake(sock: socket.socket, secret: bytes, me: int, accepting: bool) -> i
 class _Link:
     """One authenticated connection: a sender thread and a receiver thread."""
 
-    def __init__(self, sock: socket.socket, peer: int, allocator: "ClusterAllocator"):
+    def __init__(self, sock: socket.socket, peer: int, allocator):
         self.sock = sock
         self.peer = peer
         self.allocator = allocator
@@ -105,18 +109,22 @@ class _Link:
         self.sender.start()
         self.receiver.start()
 
-    def send(self, payload: bytes) -> None:
-        self.outgoing.put(payload)
+    def send(self, parts) -> None:
+        """Queues one frame, given as a list of buffers sent back to back."""
+        self.outgoing.put(parts)
 
     def _send_loop(self) -> None:
         try:
             while True:
-                payload = self.outgoing.get()
-                if payload is None:
+                parts = self.outgoing.get()
+                if parts is None:
                     return
-                self.sock.sendall(struct.pack("<Q", len(payload)) + payload)
+                length = sum(memoryview(p).nbytes for p in parts)
+                self.sock.sendall(struct.pack("<Q", length))
+                for part in parts:
+                    self.sock.sendall(part)
         except OSError as error:
-            self.allocator.fail(f"sending to worker {self.peer} failed: {error}")
+            self.allocator.fail(f"worker {self.peer} disconnected (a send failed: {error})")
 
     def _recv_loop(self) -> None:
         try:
@@ -133,61 +141,15 @@ class _Link:
             if not self.bye.is_set():
                 self.allocator.fail(f"worker {self.peer} disconnected: {error}")
 
+    def goodbye(self) -> None:
+        self.outgoing.put([BYE])
+
     def close(self) -> None:
         self.outgoing.put(None)
         self.sender.join(5)
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
-
-
-class ClusterAllocator(BatchingAllocator):
-    """Worker ``index`` of ``peers``, one per process, linked by TCP."""
-
-    def __init__(self, index: int, peers: int, sockets: dict):
-        super().__init__(index, peers)
-        self.inbox: deque = deque()
-        self.doorbell = threading.Event()
-        self.failure = None
-        self.links = {j: _Link(sock, j, self) for j, sock in sockets.items()}
-
-    # called from the receiver threads
-    def deliver(self, peer: int, payload: bytes) -> None:
-        self.inbox.append(payload)
-        self.doorbell.set()
-
-    def fail(self, reason: str) -> None:
-        if self.failure is None:
-            self.failure = reason
-        self.doorbell.set()
-
-    def receive(self) -> None:
-        if self.failure is not None:
-            raise WorkerFailed(f"worker {self.index}: {self.failure}")
-        inbox = self.inbox
-        while inbox:
-            self.deliver_batch(inbox.popleft())
-
-    def release(self) -> None:
-        for j, batch in self.take_outboxes():
-            self.links[j].send(batch)
-
-    def park(self, timeout) -> None:
-        if not self.inbox:
-            self.doorbell.wait(timeout)
-        self.doorbell.clear()
-        if self.failure is not None:
-            raise WorkerFailed(f"worker {self.index}: {self.failure}")
-
-    def shutdown(self) -> None:
-        """Says goodbye to every peer and waits for theirs, then closes."""
-        for link in self.links.values():
-            link.send(BYE)
-        deadline = time.monotonic() + CONNECT_TIMEOUT
-        for link in self.links.values():
-            link.bye.wait(max(0.0, deadline - time.monotonic()))
-        for link in self.links.values():
-            link.close()
 
 
 def read_hostfile(path, processes: int) -> list[tuple[str, int]]:
@@ -206,15 +168,22 @@ def read_hostfile(path, processes: int) -> list[tuple[str, int]]:
     return addresses[:processes]
 
 
-def connect(index: int, addresses, secret: bytes, timeout: float = CONNECT_TIMEOUT) -> dict:
-    """Authenticated sockets to every other process, keyed by worker index."""
+def worker_addresses(hosts, workers: int) -> list[tuple[str, int]]:
+    """Worker ``p * workers + k`` listens on host ``p``'s address, port + ``k``."""
+    return [(host, port + k) for host, port in hosts for k in range(workers)]
+
+
+def connect(index: int, addresses, secret: bytes, local=(), timeout: float = CONNECT_TIMEOUT) -> dict:
+    """Authenticated sockets to every worker not in ``local`` (this host's,
+    reached through shared memory), keyed by worker index."""
     peers = len(addresses)
+    remote = [j for j in range(peers) if j != index and j not in local]
     sockets: dict = {}
     listener = socket.create_server(addresses[index], reuse_port=False)
     listener.settimeout(0.2)
     deadline = time.monotonic() + timeout
     try:
-        for j in range(index):
+        for j in (j for j in remote if j < index):
             while True:
                 try:
                     sock = socket.create_connection(addresses[j], timeout=HANDSHAKE_TIMEOUT)
@@ -227,9 +196,9 @@ def connect(index: int, addresses, secret: bytes, timeout: float = CONNECT_TIMEO
             if peer != j:
                 raise TimelyError(f"worker {index}: {addresses[j]} answered as worker {peer}, not {j}")
             sockets[j] = sock
-        while len(sockets) < peers - 1:
+        while len(sockets) < len(remote):
             if time.monotonic() > deadline:
-                missing = sorted(set(range(peers)) - set(sockets) - {index})
+                missing = sorted(set(remote) - set(sockets))
                 raise TimelyError(f"worker {index}: workers {missing} never connected")
             try:
                 sock, _ = listener.accept()
@@ -240,7 +209,7 @@ def connect(index: int, addresses, secret: bytes, timeout: float = CONNECT_TIMEO
             except AuthenticationError:
                 sock.close()          # not one of ours: drop it, keep listening
                 continue
-            if not index < peer < peers or peer in sockets:
+            if peer not in remote or peer < index or peer in sockets:
                 sock.close()
                 continue
             sockets[peer] = sock
@@ -252,26 +221,24 @@ def connect(index: int, addresses, secret: bytes, timeout: float = CONNECT_TIMEO
 
 
 def execute_cluster(work, config, **options):
-    """Runs worker ``config.process`` of ``config.processes``; returns ``[result]``."""
-    from timely.worker import Worker
+    """Runs this host's ``config.workers`` workers (``-p`` of ``-n`` hosts) as
+    forked processes; returns their results in index order."""
+    from timely.communication.process import execute_processes
 
-    if config.workers != 1:
-        raise TimelyError("with -n, each process runs one worker: use -w 1")
     secret = os.environ.get("TIMELY_SECRET")
     if not secret:
         raise TimelyError("set TIMELY_SECRET to the secret shared by every process")
-    addresses = read_hostfile(config.hostfile, config.processes)
     if not 0 <= config.process < config.processes:
         raise TimelyError(f"-p {config.process} is not in [0, {config.processes})")
-    sockets = connect(config.process, addresses, secret.encode())
-    allocator = ClusterAllocator(config.process, config.processes, sockets)
-    try:
-        worker = Worker(allocator, **options)
-        result = work(worker)
-        worker.drain()
-    except BaseException:
-        for link in allocator.links.values():
-            link.close()
-        raise
-    allocator.shutdown()
-    return [result]
+    if config.workers < 1:
+        raise TimelyError(f"-w {config.workers}: each host runs at least one worker")
+    w = config.workers
+    addresses = worker_addresses(read_hostfile(config.hostfile, config.processes), w)
+    first = config.process * w
+    local = range(first, first + w)
+
+    def link(allocator):
+        sockets = connect(allocator.index, addresses, secret.encode(), local)
+        allocator.add_links({j: _Link(sock, j, allocator) for j, sock in sockets.items()})
+
+    return execute_processes(work, w, first=first, peers=len(addresses), connect=link, **options)

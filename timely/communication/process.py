@@ -24,6 +24,7 @@ import select
 import signal
 import time
 import traceback
+from collections import deque
 from multiprocessing import shared_memory
 
 from timely.communication._ring import RingReader, RingWriter, format_ring
@@ -66,52 +67,106 @@ def sweep_orphans(directory: str = "/dev/shm") -> list[str]:
 
 
 class ProcessAllocator(BatchingAllocator):
-    """Worker ``index`` of ``peers`` processes sharing the rings in ``segment``."""
+    """Worker ``index`` of ``peers``. The workers ``first .. first + local - 1``
+    run on this host and share the rings in ``segment``; any others are
+    reached over links added with :meth:`add_links` (TCP, on other hosts)."""
 
-    def __init__(self, index: int, peers: int, segment, doorbells):
+    def __init__(self, index: int, peers: int, segment, doorbells, *,
+                 first: int = 0, local: int | None = None):
         super().__init__(index, peers)
+        local = peers if local is None else local
+        self.first = first
         self.segment = segment
         self.doorbells = doorbells
-        buf = segment.buf
+        self.bell = doorbells[index - first]
         self.writers = {}
         self.readers = {}
-        for j in self.outboxes:
-            out = _ring_offset(index, j, peers)
-            inc = _ring_offset(j, index, peers)
-            self.writers[j] = RingWriter(buf[out:out + RING_BYTES])
-            self.readers[j] = RingReader(buf[inc:inc + RING_BYTES])
+        self.links: dict = {}
+        self.inbox: deque = deque()
+        self.failure = None
+        me = index - first
+        for j in range(first, first + local):
+            if j == index:
+                continue
+            out = _ring_offset(me, j - first, local)
+            inc = _ring_offset(j - first, me, local)
+            self.writers[j] = RingWriter(segment.buf[out:out + RING_BYTES])
+            self.readers[j] = RingReader(segment.buf[inc:inc + RING_BYTES])
+
+    def add_links(self, links: dict) -> None:
+        """Connections to workers on other hosts, keyed by worker index; they
+        call :meth:`deliver` and :meth:`fail` from their own threads."""
+        self.links.update(links)
+
+    def deliver(self, peer: int, frame) -> None:
+        self.inbox.append(frame)
+        os.eventfd_write(self.bell, 1)
+
+    def fail(self, reason: str) -> None:
+        if self.failure is None:
+            self.failure = reason
+        os.eventfd_write(self.bell, 1)
 
     def receive(self) -> None:
+        if self.failure is not None:
+            raise WorkerFailed(f"worker {self.index}: {self.failure}")
         for reader in self.readers.values():
             while True:
-                payload = reader.recv()
-                if payload is None:
+                messages = reader.recv_frame()
+                if messages is None:
                     break
-                self.deliver_batch(payload)
+                self.deliver_messages(messages)
+        inbox = self.inbox
+        while inbox:
+            self.deliver_frame(inbox.popleft())
         self.release()
 
     def release(self) -> None:
         rung = set()
-        for j, batch in self.take_outboxes():
-            self.writers[j].send(batch)
+        writers = self.writers
+        for j, parts in self.take_outboxes():
+            writer = writers.get(j)
+            if writer is None:
+                self.links[j].send(parts)
+                continue
+            writer.send_parts(parts)
             rung.add(j)
-        for j, writer in self.writers.items():
+        for j, writer in writers.items():
             if j not in rung and writer.queued_bytes:
                 writer.flush()
                 rung.add(j)
+        first = self.first
         for j in rung:
-            os.eventfd_write(self.doorbells[j], 1)
+            os.eventfd_write(self.doorbells[j - first], 1)
 
     def park(self, timeout) -> None:
-        bell = self.doorbells[self.index]
+        if self.inbox:
+            return
         if any(w.queued_bytes for w in self.writers.values()):
             timeout = min(timeout, 0.0005) if timeout is not None else 0.0005
-        ready, _, _ = select.select([bell], [], [], timeout)
+        ready, _, _ = select.select([self.bell], [], [], timeout)
         if ready:
             with contextlib.suppress(BlockingIOError):
-                os.eventfd_read(bell)
+                os.eventfd_read(self.bell)
+        if self.failure is not None:
+            raise WorkerFailed(f"worker {self.index}: {self.failure}")
+
+    def close_links(self, timeout: float = 60.0) -> None:
+        """Says goodbye to every linked worker, waits for theirs, then closes."""
+        links = list(self.links.values())
+        for link in links:
+            link.goodbye()
+        deadline = time.monotonic() + timeout
+        for link in links:
+            link.bye.wait(max(0.0, deadline - time.monotonic()))
+        for link in links:
+            link.close()
+        self.links.clear()
 
     def shutdown(self) -> None:
+        for link in self.links.values():
+            link.close()
+        self.links.clear()
         self.writers.clear()
         self.readers.clear()
 
@@ -123,17 +178,22 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
 
 
-def _worker_main(index, peers, name, doorbells, work, options, conn):
+def _worker_main(me, layout, name, doorbells, work, options, conn):
     _die_with_parent()
     from timely.worker import Worker
 
-    segment = shared_memory.SharedMemory(name=name)
+    first, local, peers, connect = layout
+    segment = shared_memory.SharedMemory(name=name) if name else None
     allocator = None
     try:
-        allocator = ProcessAllocator(index, peers, segment, doorbells)
+        allocator = ProcessAllocator(first + me, peers, segment, doorbells,
+                                     first=first, local=local)
+        if connect is not None:
+            connect(allocator)
         worker = Worker(allocator, **options)
         result = work(worker)
         worker.drain()
+        allocator.close_links()
         conn.send(("ok", result))
     except BaseException as error:  # noqa: BLE001 - reported to the launcher
         with contextlib.suppress(Exception):
@@ -142,18 +202,28 @@ def _worker_main(index, peers, name, doorbells, work, options, conn):
         if allocator is not None:
             allocator.shutdown()
         del allocator
-        with contextlib.suppress(Exception):
-            segment.close()
+        if segment is not None:
+            with contextlib.suppress(Exception):
+                segment.close()
         conn.close()
 
 
-def execute_processes(work, workers: int, **options):
-    """Runs ``work`` on ``workers`` forked processes; returns results in index order."""
+def execute_processes(work, workers: int, *, first: int = 0, peers: int | None = None,
+                      connect=None, **options):
+    """Runs ``work`` on ``workers`` forked processes; returns results in index order.
+
+    The processes are workers ``first .. first + workers - 1`` of ``peers``
+    (all of them by default); ``connect(allocator)``, when given, links each
+    to the workers of other hosts."""
+    peers = workers if peers is None else peers
     sweep_orphans()
     context = multiprocessing.get_context("fork")
-    name = f"{PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
-    size = workers * workers * RING_BYTES
-    segment = shared_memory.SharedMemory(name=name, create=True, size=size)
+    name = None
+    segment = None
+    if workers > 1:
+        name = f"{PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+        segment = shared_memory.SharedMemory(name=name, create=True,
+                                             size=workers * workers * RING_BYTES)
     doorbells = [os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC) for _ in range(workers)]
     processes, pipes = [], []
     try:
@@ -162,16 +232,17 @@ def execute_processes(work, workers: int, **options):
                 if i != j:
                     off = _ring_offset(i, j, workers)
                     format_ring(segment.buf[off:off + RING_BYTES])
-        for index in range(workers):
+        layout = (first, workers, peers, connect)
+        for me in range(workers):
             receiver, sender = context.Pipe(duplex=False)
             process = context.Process(
-                target=_worker_main, name=f"timely-worker-{index}",
-                args=(index, workers, name, doorbells, work, options, sender))
+                target=_worker_main, name=f"timely-worker-{first + me}",
+                args=(me, layout, name, doorbells, work, options, sender))
             process.start()
             sender.close()
             processes.append(process)
             pipes.append(receiver)
-        return _supervise(processes, pipes)
+        return _supervise(processes, pipes, first)
     finally:
         for process in processes:
             if process.is_alive():
@@ -180,12 +251,13 @@ def execute_processes(work, workers: int, **options):
             process.join(5)
         for fd in doorbells:
             os.close(fd)
-        segment.close()
-        with contextlib.suppress(FileNotFoundError):
-            segment.unlink()
+        if segment is not None:
+            segment.close()
+            with contextlib.suppress(FileNotFoundError):
+                segment.unlink()
 
 
-def _supervise(processes, pipes):
+def _supervise(processes, pipes, first=0):
     from multiprocessing.connection import wait
 
     results: list = [None] * len(processes)
@@ -205,7 +277,7 @@ def _supervise(processes, pipes):
                 del waiting[item]
                 if status == "error":
                     _stop(processes)
-                    raise WorkerFailed(f"worker {index} failed:\n{value}")
+                    raise WorkerFailed(f"worker {first + index} failed:\n{value}")
                 results[index] = value
                 done[index] = True
             else:
@@ -223,7 +295,7 @@ def _supervise(processes, pipes):
                     code = process.exitcode
                     how = (f"killed by signal {signal.Signals(-code).name}" if code < 0
                            else f"exited with status {code}")
-                    raise WorkerFailed(f"worker {index} {how} before finishing")
+                    raise WorkerFailed(f"worker {first + index} {how} before finishing")
     for process in processes:
         process.join(5)
     return results

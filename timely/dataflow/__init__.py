@@ -1,5 +1,6 @@
 """Scopes, streams, channels, capabilities and the operator library."""
 
+from timely.dataflow.batch import Batch, BatchError
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.capability import Capability, CapabilitySet, InputCapability
 from timely.dataflow.channels import Broadcast, Exchange, Pipeline
@@ -12,6 +13,8 @@ from timely.dataflow.scope import Scope
 from timely.dataflow.stream import Stream
 
 __all__ = [
+    "Batch",
+    "BatchError",
     "Broadcast",
     "Capability",
     "CapabilitySet",

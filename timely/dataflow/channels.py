@@ -1,7 +1,7 @@
 """Channels: how messages move from an operator output to operator inputs.
 
 A message is a pair ``(time, data)`` where ``data`` is a batch of records (a
-list). An output pushes through a :class:`Counter`, which records produced
+list) or a columnar :class:`~timely.dataflow.batch.Batch`. An output pushes through a :class:`Counter`, which records produced
 counts per time, into a :class:`Tee`, which hands each message to the pusher
 of every channel connected to the output. A pact (:class:`Pipeline`,
 :class:`Exchange`) makes the pusher/puller pair of a channel: Pipeline keeps
@@ -14,6 +14,8 @@ import zlib
 from collections import deque
 
 from timely.communication.allocator import Puller
+from timely.dataflow import _columnar
+from timely.dataflow.batch import Batch
 
 __all__ = ["Pipeline", "Exchange", "Broadcast", "Tee", "Counter", "stable_hash"]
 
@@ -52,6 +54,12 @@ def stable_hash(key) -> int:
     raise TypeError(f"cannot route by a key of type {type(key).__name__}: {key!r}")
 
 
+def _share(data):
+    """A copy of ``data`` another consumer may own: a list is copied, a
+    columnar batch (immutable) is shared."""
+    return data if type(data) is Batch else list(data)
+
+
 class Tee:
     """Hands each message to every connected channel.
 
@@ -71,7 +79,7 @@ class Tee:
             pushers[0].push(time, data)
         elif n:
             for p in pushers[:-1]:
-                p.push(time, list(data))
+                p.push(time, _share(data))
             pushers[-1].push(time, data)
 
     def done(self) -> None:
@@ -124,7 +132,13 @@ class PipelinePusher:
 
 
 class ExchangePusher:
-    """Routes each record to worker ``key(record) % peers``."""
+    """Routes each record to worker ``key(record) % peers``.
+
+    A columnar :class:`Batch` is routed whole, vectorized: ``route`` is a key
+    column's name (or a function of the batch returning the key array), the
+    rows' workers are computed in C exactly as :func:`stable_hash` would
+    route each key, and each worker gets one batch of its rows, in order.
+    """
 
     __slots__ = ("pushers", "route", "peers")
 
@@ -139,6 +153,13 @@ class ExchangePusher:
             self.pushers[0].push((time, data))
             return
         route = self.route
+        if type(data) is Batch:
+            self._push_batch(time, data)
+            return
+        if type(route) is str:
+            raise TypeError(
+                f"Exchange by column {route!r} routes columnar batches, "
+                f"not a {type(data).__name__} of records")
         buckets = [[] for _ in range(peers)]
         for record in data:
             key = route(record)
@@ -148,6 +169,20 @@ class ExchangePusher:
         for pusher, bucket in zip(self.pushers, buckets):
             if bucket:
                 pusher.push((time, bucket))
+
+    def _push_batch(self, time, batch) -> None:
+        route = self.route
+        keys = batch[route] if type(route) is str else route(batch)
+        if len(keys) != len(batch):
+            raise ValueError(
+                f"the exchange route gave {len(keys)} keys for a batch of {len(batch)} rows")
+        order, counts = _columnar.partition(_columnar.route(keys, self.peers), self.peers)
+        start = 0
+        for pusher, count in zip(self.pushers, counts.tolist()):
+            if count:
+                rows = batch if count == len(batch) else batch.take(order[start:start + count])
+                pusher.push((time, rows))
+                start += count
 
     def done(self) -> None:
         for p in self.pushers:
@@ -165,7 +200,7 @@ class BroadcastPusher:
     def push(self, time, data) -> None:
         last = len(self.pushers) - 1
         for j, pusher in enumerate(self.pushers):
-            pusher.push((time, data if j == last else list(data)))
+            pusher.push((time, data if j == last else _share(data)))
 
     def done(self) -> None:
         for p in self.pushers:
@@ -187,12 +222,13 @@ class Exchange:
     """Routes each record to worker ``route(record) % peers``.
 
     ``route`` returns an int (used as it is) or any value :func:`stable_hash`
-    accepts (str, bytes, tuples, ...).
+    accepts (str, bytes, tuples, ...). For columnar batches ``route`` is the
+    name of the key column.
     """
 
     def __init__(self, route):
-        if not callable(route):
-            raise TypeError(f"Exchange route {route!r} is not callable")
+        if not callable(route) and type(route) is not str:
+            raise TypeError(f"Exchange route {route!r} is neither callable nor a column name")
         self.route = route
 
     def connect(self, worker, identifier: int, on_data):

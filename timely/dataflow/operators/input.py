@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from timely.dataflow.batch import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.capability import Capability
 from timely.dataflow.handles import BUFFER, Session
@@ -69,11 +70,12 @@ class InputHandle:
             self.flush()
 
     def send_batch(self, records) -> None:
-        """Sends a whole batch as one message (a list is handed over, not copied)."""
+        """Sends a whole batch as one message (a list or a columnar
+        :class:`~timely.Batch` is handed over, not copied)."""
         self._check()
         if self._buffer:
             self.flush()
-        if not isinstance(records, list):
+        if not isinstance(records, (list, Batch)):
             records = list(records)
         if records:
             self._output.session(self._cap).give_container(records)
