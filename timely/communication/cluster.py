@@ -176,10 +176,17 @@ def worker_addresses(hosts, workers: int) -> list[tuple[str, int]]:
 def connect(index: int, addresses, secret: bytes, local=(), timeout: float = CONNECT_TIMEOUT) -> dict:
     """Authenticated sockets to every worker not in ``local`` (this host's,
     reached through shared memory), keyed by worker index."""
+    listener = socket.create_server(addresses[index], reuse_port=False)
+    return connect_with(listener, index, addresses, secret, local, timeout)
+
+
+def connect_with(listener, index: int, addresses, secret: bytes, local=(),
+                 timeout: float = CONNECT_TIMEOUT) -> dict:
+    """:func:`connect` through a listening socket already open at ``addresses[index]``
+    (closed on return)."""
     peers = len(addresses)
     remote = [j for j in range(peers) if j != index and j not in local]
     sockets: dict = {}
-    listener = socket.create_server(addresses[index], reuse_port=False)
     listener.settimeout(0.2)
     deadline = time.monotonic() + timeout
     try:

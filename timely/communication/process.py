@@ -66,32 +66,41 @@ def sweep_orphans(directory: str = "/dev/shm") -> list[str]:
     return removed
 
 
-class ProcessAllocator(BatchingAllocator):
-    """Worker ``index`` of ``peers``. The workers ``first .. first + local - 1``
-    run on this host and share the rings in ``segment``; any others are
-    reached over links added with :meth:`add_links` (TCP, on other hosts)."""
+class EventfdBell:
+    """A doorbell on an eventfd shared by processes forked from one launcher."""
 
-    def __init__(self, index: int, peers: int, segment, doorbells, *,
-                 first: int = 0, local: int | None = None):
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def ring(self) -> None:
+        os.eventfd_write(self.fd, 1)
+
+    def clear(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            os.eventfd_read(self.fd)
+
+
+class RingAllocator(BatchingAllocator):
+    """Worker ``index`` of ``peers`` exchanging with some peers through rings
+    (``writers[j]`` to worker j, ``readers[j]`` from it) and with the others
+    over links added with :meth:`add_links` (TCP). ``bell`` is this worker's
+    doorbell (``fileno``, ``ring``, ``clear``); ``peer_bells[j]`` rings worker
+    j's after data was written to it."""
+
+    def __init__(self, index: int, peers: int, writers: dict, readers: dict, bell, peer_bells):
         super().__init__(index, peers)
-        local = peers if local is None else local
-        self.first = first
-        self.segment = segment
-        self.doorbells = doorbells
-        self.bell = doorbells[index - first]
-        self.writers = {}
-        self.readers = {}
+        self.writers = writers
+        self.readers = readers
+        self.bell = bell
+        self.peer_bells = peer_bells
         self.links: dict = {}
         self.inbox: deque = deque()
         self.failure = None
-        me = index - first
-        for j in range(first, first + local):
-            if j == index:
-                continue
-            out = _ring_offset(me, j - first, local)
-            inc = _ring_offset(j - first, me, local)
-            self.writers[j] = RingWriter(segment.buf[out:out + RING_BYTES])
-            self.readers[j] = RingReader(segment.buf[inc:inc + RING_BYTES])
 
     def add_links(self, links: dict) -> None:
         """Connections to workers on other hosts, keyed by worker index; they
@@ -100,12 +109,12 @@ class ProcessAllocator(BatchingAllocator):
 
     def deliver(self, peer: int, frame) -> None:
         self.inbox.append(frame)
-        os.eventfd_write(self.bell, 1)
+        self.bell.ring()
 
     def fail(self, reason: str) -> None:
         if self.failure is None:
             self.failure = reason
-        os.eventfd_write(self.bell, 1)
+        self.bell.ring()
 
     def receive(self) -> None:
         if self.failure is not None:
@@ -135,9 +144,9 @@ class ProcessAllocator(BatchingAllocator):
             if j not in rung and writer.queued_bytes:
                 writer.flush()
                 rung.add(j)
-        first = self.first
+        bells = self.peer_bells
         for j in rung:
-            os.eventfd_write(self.doorbells[j - first], 1)
+            bells[j].ring()
 
     def park(self, timeout) -> None:
         if self.inbox:
@@ -146,8 +155,7 @@ class ProcessAllocator(BatchingAllocator):
             timeout = min(timeout, 0.0005) if timeout is not None else 0.0005
         ready, _, _ = select.select([self.bell], [], [], timeout)
         if ready:
-            with contextlib.suppress(BlockingIOError):
-                os.eventfd_read(self.bell)
+            self.bell.clear()
         if self.failure is not None:
             raise WorkerFailed(f"worker {self.index}: {self.failure}")
 
@@ -169,6 +177,29 @@ class ProcessAllocator(BatchingAllocator):
         self.links.clear()
         self.writers.clear()
         self.readers.clear()
+
+
+class ProcessAllocator(RingAllocator):
+    """Worker ``index`` of ``peers``. The workers ``first .. first + local - 1``
+    run on this host, forked by one launcher, and share the rings in
+    ``segment`` and the eventfd ``doorbells``; any others are reached over
+    links added with :meth:`add_links` (TCP, on other hosts)."""
+
+    def __init__(self, index: int, peers: int, segment, doorbells, *,
+                 first: int = 0, local: int | None = None):
+        local = peers if local is None else local
+        me = index - first
+        writers, readers = {}, {}
+        for j in range(first, first + local):
+            if j == index:
+                continue
+            out = _ring_offset(me, j - first, local)
+            inc = _ring_offset(j - first, me, local)
+            writers[j] = RingWriter(segment.buf[out:out + RING_BYTES])
+            readers[j] = RingReader(segment.buf[inc:inc + RING_BYTES])
+        bells = {first + k: EventfdBell(fd) for k, fd in enumerate(doorbells)}
+        super().__init__(index, peers, writers, readers, bells[index], bells)
+        self.segment = segment
 
 
 def _die_with_parent() -> None:

@@ -17,7 +17,7 @@ from timely.communication.allocator import Puller
 from timely.dataflow import _columnar
 from timely.dataflow.batch import Batch
 
-__all__ = ["Pipeline", "Exchange", "Broadcast", "Tee", "Counter", "stable_hash"]
+__all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pipeline", "Tee", "stable_hash"]
 
 
 def stable_hash(key) -> int:
@@ -189,8 +189,22 @@ class ExchangePusher:
             p.done()
 
 
+class Addressed:
+    """A batch addressed to one worker: what the :class:`Broadcast` pact carries.
+    Its length is the batch's, so each copy is counted where it is produced."""
+
+    __slots__ = ("data", "worker")
+
+    def __init__(self, worker: int, data):
+        self.worker = worker
+        self.data = data
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
 class BroadcastPusher:
-    """Sends every record to every worker."""
+    """Delivers each :class:`Addressed` batch to its worker, unwrapped."""
 
     __slots__ = ("pushers",)
 
@@ -198,9 +212,10 @@ class BroadcastPusher:
         self.pushers = pushers
 
     def push(self, time, data) -> None:
-        last = len(self.pushers) - 1
-        for j, pusher in enumerate(self.pushers):
-            pusher.push((time, data if j == last else _share(data)))
+        if type(data) is not Addressed:
+            raise TypeError("the Broadcast pact carries the output of stream.broadcast(); "
+                            f"use that operator rather than the pact (got {type(data).__name__})")
+        self.pushers[data.worker].push((time, data.data))
 
     def done(self) -> None:
         for p in self.pushers:
@@ -240,7 +255,8 @@ class Exchange:
 
 
 class Broadcast:
-    """Sends every record to every worker."""
+    """Delivers addressed copies, one per worker (see ``stream.broadcast()``,
+    which makes them: a copy counted once for every worker that consumes it)."""
 
     def connect(self, worker, identifier: int, on_data):
         pushers, puller = worker.allocator.allocate(identifier, on_data)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 
 from timely.dataflow.builder import OperatorBuilder
-from timely.dataflow.channels import Broadcast, Exchange, Pipeline
+from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline, _share
 from timely.dataflow.notificator import FrontierNotificator
 from timely.errors import CapabilityError
 from timely.progress.timestamp import less_equal
@@ -81,7 +81,28 @@ def exchange(stream, route):
 
 
 def broadcast(stream):
-    return _pipeline_unary(stream, "Broadcast", lambda t, data: data, pact=Broadcast())
+    """Every worker gets every record: each message is produced once per
+    worker, addressed, so produced counts equal what the workers consume."""
+    peers = stream.scope.peers
+
+    b = OperatorBuilder("BroadcastCopies", stream.scope)
+    inp = b.new_input(stream, Pipeline(), notify=False)
+    out, addressed = b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+
+        def run(frontiers):
+            for cap, data in inp:
+                if data:
+                    for worker in range(peers):
+                        copy = data if worker == peers - 1 else _share(data)
+                        out.give_at(cap.time, Addressed(worker, copy))
+
+        return run
+
+    b.build(build)
+    return _pipeline_unary(addressed, "Broadcast", lambda t, data: data, pact=Broadcast())
 
 
 def concatenate(scope, streams):
