@@ -1,0 +1,158 @@
+"""timely.spark on a real local Spark session."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import timely
+from timely.spark import SparkConfigError, foreach_batch, map_batches, preflight, run
+
+
+def sum_by_key(stream):
+    """Sum of ``value`` per ``key`` and epoch, emitted when the epoch is complete
+    (a small operator of the test's own, built on ``unary_notify``)."""
+    from timely.dataflow.channels import Exchange
+
+    def logic(inp, out, notificator):
+        for cap, batch in inp:
+            parts = pending.setdefault(cap.time, [])
+            parts.append(batch)
+            notificator.notify_at(cap.retain())
+        for cap, _ in notificator:
+            whole = timely.Batch.concat(pending.pop(cap.time))
+            keys, inverse = np.unique(whole["key"], return_inverse=True)
+            sums = np.bincount(inverse, weights=whole["value"], minlength=len(keys))
+            epoch = np.full(len(keys), cap.time, dtype=np.int64)
+            out.session(cap).give_container(
+                timely.Batch({"epoch": epoch, "key": keys, "total": sums.astype(np.int64)}))
+
+    pending: dict = {}
+    return stream.unary_notify(Exchange("key"), "SumByKey", [], logic)
+
+
+def records(spark, rows=20_000, partitions=2):
+    return spark.range(0, rows, numPartitions=partitions).selectExpr(
+        "id % 5 as epoch", "(id * 7919) % 101 as key", "id % 13 as value")
+
+
+def spark_answer(df):
+    return sorted(tuple(r) for r in df.groupBy("epoch", "key")
+                  .agg({"value": "sum"}).collect())
+
+
+def timely_answer(result):
+    return sorted(tuple(r) for r in result.collect())
+
+
+SCHEMA = "epoch long, key long, total long"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_equals_spark_group_by(spark, workers):
+    df = records(spark)
+    result = run(df, sum_by_key, SCHEMA, workers=workers, epoch_col="epoch")
+    assert timely_answer(result) == spark_answer(df)
+    # the result is an ordinary DataFrame for later Spark steps
+    assert result.filter("total > 0").count() == 5 * 101
+
+
+def test_run_without_an_epoch_column_uses_epoch_zero(spark):
+    df = records(spark).drop("epoch")
+    result = run(df, sum_by_key, SCHEMA, workers=2)
+    expected = sorted((0, k, t) for k, t in df.groupBy("key").agg({"value": "sum"}).collect())
+    assert timely_answer(result) == expected
+
+
+def test_map_batches_sees_numpy_columns(spark):
+    df = records(spark)
+
+    def double(batch):
+        assert isinstance(batch["value"], np.ndarray)
+        return {"key": batch["key"], "twice": batch["value"] * 2}
+
+    out = map_batches(df, double, "key long, twice long")
+    assert out.selectExpr("sum(twice)").first()[0] == 2 * df.selectExpr("sum(value)").first()[0]
+
+
+def test_preflight_fails_fast_on_too_few_slots(spark):
+    start = time.monotonic()
+    with pytest.raises(SparkConfigError, match="3 task slots"):
+        preflight(spark, 3)
+    with pytest.raises(SparkConfigError, match="slots"):
+        run(records(spark), sum_by_key, SCHEMA, workers=5)
+    assert time.monotonic() - start < 5
+    preflight(spark, 2)
+
+
+def _segments():
+    return sorted(n for n in os.listdir("/dev/shm") if n.startswith("timely-"))
+
+
+def test_a_failed_task_is_retried_with_the_same_answer(spark, tmp_path):
+    marker = tmp_path / "failed-once"
+
+    def flaky(stream):
+        def fail_once(batch):
+            if not marker.exists():
+                marker.write_text("x")
+                raise RuntimeError("a task failure, once")
+            return batch
+
+        # runs in one task only: the partition holding key 0 at epoch 0
+        def check(time_, data):
+            if len(data) and time_ == 0 and (data["key"] == 0).any():
+                fail_once(data)
+
+        return sum_by_key(stream.inspect_batch(check))
+
+    before = _segments()
+    df = records(spark)
+    result = run(df, flaky, SCHEMA, workers=2, epoch_col="epoch")
+    assert timely_answer(result) == spark_answer(df)
+    assert marker.exists()
+    time.sleep(0.5)
+    assert _segments() == before
+
+
+def test_foreach_batch_applies_each_batch_id_once_across_a_restart(spark, tmp_path):
+    source = tmp_path / "in"
+    source.mkdir()
+    checkpoint = tmp_path / "checkpoint"
+    progress = str(tmp_path / "applied.json")
+    seen: list = []
+
+    def sink(result, batch_id):
+        seen.append((batch_id, sorted(tuple(r) for r in result.collect())))
+
+    def write(name, rows):
+        spark.createDataFrame(rows, "key long, value long").coalesce(1).write.json(
+            str(source / name))
+
+    def query():
+        stream = (spark.readStream.schema("key long, value long")
+                  .json(str(source / "*")))
+        apply = foreach_batch(sum_by_key, SCHEMA, sink, workers=2, progress_path=progress)
+        return (stream.writeStream.foreachBatch(apply)
+                .option("checkpointLocation", str(checkpoint))
+                .trigger(availableNow=True).start())
+
+    write("a", [(1, 10), (2, 20), (1, 5)])
+    q = query()
+    q.awaitTermination(120)
+    assert [b for b, _ in seen] == [0]
+    assert seen[0][1] == [(0, 1, 15), (0, 2, 20)]
+
+    write("b", [(2, 1), (3, 3)])
+    q = query()                 # a restart from the checkpoint
+    q.awaitTermination(120)
+    assert [b for b, _ in seen] == [0, 1]
+    assert seen[1][1] == [(1, 2, 1), (1, 3, 3)]
+
+    # a replayed batch id at or below the frontier is not applied again
+    again = foreach_batch(sum_by_key, SCHEMA, sink, workers=2, progress_path=progress)
+    again(spark.createDataFrame([(9, 9)], "key long, value long"), 1)
+    assert [b for b, _ in seen] == [0, 1]
