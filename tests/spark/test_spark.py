@@ -8,30 +8,9 @@ import time
 import numpy as np
 import pytest
 
-import timely
+from timely.examples.spark_pipeline import main as pipeline_main
+from timely.examples.spark_pipeline import sum_per_epoch as sum_by_key
 from timely.spark import SparkConfigError, foreach_batch, map_batches, preflight, run
-
-
-def sum_by_key(stream):
-    """Sum of ``value`` per ``key`` and epoch, emitted when the epoch is complete
-    (a small operator of the test's own, built on ``unary_notify``)."""
-    from timely.dataflow.channels import Exchange
-
-    def logic(inp, out, notificator):
-        for cap, batch in inp:
-            parts = pending.setdefault(cap.time, [])
-            parts.append(batch)
-            notificator.notify_at(cap.retain())
-        for cap, _ in notificator:
-            whole = timely.Batch.concat(pending.pop(cap.time))
-            keys, inverse = np.unique(whole["key"], return_inverse=True)
-            sums = np.bincount(inverse, weights=whole["value"], minlength=len(keys))
-            epoch = np.full(len(keys), cap.time, dtype=np.int64)
-            out.session(cap).give_container(
-                timely.Batch({"epoch": epoch, "key": keys, "total": sums.astype(np.int64)}))
-
-    pending: dict = {}
-    return stream.unary_notify(Exchange("key"), "SumByKey", [], logic)
 
 
 def records(spark, rows=20_000, partitions=2):
@@ -156,3 +135,9 @@ def test_foreach_batch_applies_each_batch_id_once_across_a_restart(spark, tmp_pa
     again = foreach_batch(sum_by_key, SCHEMA, sink, workers=2, progress_path=progress)
     again(spark.createDataFrame([(9, 9)], "key long, value long"), 1)
     assert [b for b, _ in seen] == [0, 1]
+
+
+def test_the_main_job_checks_its_answers_against_spark(spark, capsys):
+    assert pipeline_main(["--words", "20000", "--records", "20000"], spark=spark) == 0
+    out = capsys.readouterr().out
+    assert out.count("equal to Spark's groupBy") == 2
