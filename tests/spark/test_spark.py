@@ -30,10 +30,12 @@ def timely_answer(result):
 SCHEMA = "epoch long, key long, total long"
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_run_equals_spark_group_by(spark, workers):
+@pytest.mark.parametrize(("workers", "rendezvous"), [(1, "driver"), (2, "driver"),
+                                                     (2, "allgather")])
+def test_run_equals_spark_group_by(spark, workers, rendezvous):
     df = records(spark)
-    result = run(df, sum_by_key, SCHEMA, workers=workers, epoch_col="epoch")
+    result = run(df, sum_by_key, SCHEMA, workers=workers, epoch_col="epoch",
+                 rendezvous=rendezvous)
     assert timely_answer(result) == spark_answer(df)
     # the result is an ordinary DataFrame for later Spark steps
     assert result.filter("total > 0").count() == 5 * 101

@@ -149,7 +149,7 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
 
 
 def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None = None,
-        host: str | None = None, **options):
+        host: str | None = None, rendezvous: str = "driver", **options):
     """Runs ``dataflow`` over ``df`` with one timely worker per Spark task.
 
     ``dataflow(stream) -> stream`` is called in every worker's root scope with
@@ -162,10 +162,14 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     The stage is barrier mode (``mapInArrow(..., barrier=True)``), so Spark
     starts all ``workers`` tasks together (``df`` is repartitioned to that
     many partitions when it differs) and retries them together; workers find
-    each other through one ``allGather`` and then talk directly: shared-memory
+    each other through one rendezvous and then talk directly: shared-memory
     rings on one host, authenticated TCP (listening on ``host``, by default
-    ``SPARK_LOCAL_IP`` or loopback) between hosts. The result is repartitioned
-    so that a failed task reruns the whole stage. Lazy, like any DataFrame.
+    ``SPARK_LOCAL_IP`` or loopback) between hosts. The rendezvous is a small
+    server in the driver (``rendezvous="driver"``, milliseconds) or the
+    barrier context's ``allGather`` (``rendezvous="allgather"``, about a
+    second per stage: the JVM polls); see :mod:`timely.spark.rendezvous`. The
+    result is repartitioned so that a failed task reruns the whole stage.
+    Lazy, like any DataFrame.
     """
     from pyspark import BarrierTaskContext
 
@@ -177,11 +181,28 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     struct = _struct(spark, schema)
     arrow_schema = _arrow_schema(struct)
     host = host or os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
+    if rendezvous == "driver":
+        from timely.spark.rendezvous import driver_server
+
+        driver_host = spark.sparkContext.getConf().get("spark.driver.host", host)
+        server = driver_server(driver_host)
+        meeting = (server.address, server.secret, server.new_run(peers))
+    elif rendezvous == "allgather":
+        meeting = None
+    else:
+        raise SparkConfigError(f"rendezvous is 'driver' or 'allgather', not {rendezvous!r}")
 
     def task(batches):
         context = BarrierTaskContext.get()
-        yield from _run_task(context.partitionId(), peers, context.allGather, batches, dataflow,
-                         arrow_schema, epoch_col, host, options)
+        partition = context.partitionId()
+        if meeting is None:
+            gather = context.allGather
+        else:
+            from timely.spark.rendezvous import driver_gather
+
+            gather = driver_gather(meeting[0], meeting[1], meeting[2], partition)
+        yield from _run_task(partition, peers, gather, batches, dataflow,
+                             arrow_schema, epoch_col, host, options)
 
     return df.mapInArrow(task, struct, barrier=True).repartition(peers)
 

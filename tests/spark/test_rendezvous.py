@@ -1,0 +1,118 @@
+"""The driver-side rendezvous, without Spark: rounds, stale rounds, strangers."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import socket
+import threading
+import time
+
+import pytest
+
+from timely.spark.rendezvous import DriverRendezvous, RendezvousError, driver_gather
+
+
+def gather_all(server, run, partitions, timeout=20):
+    out, errors = {}, {}
+
+    def one(p):
+        try:
+            out[p] = driver_gather(server.address, server.secret, run, p,
+                                   timeout=timeout)(json.dumps({"p": p}))
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors[p] = error
+
+    threads = [threading.Thread(target=one, args=(p,)) for p in partitions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return out, errors
+
+
+def test_every_task_gets_every_description_in_partition_order():
+    server = DriverRendezvous()
+    run = server.new_run(3)
+    out, errors = gather_all(server, run, [2, 0, 1])
+    assert not errors
+    expected = [json.dumps({"p": p}) for p in range(3)]
+    assert out == {0: expected, 1: expected, 2: expected}
+    # the same run meets again (another action, or a retry): a new round
+    out, errors = gather_all(server, run, [0, 1, 2])
+    assert not errors and out[1] == expected
+
+
+def _wait_registered(server, run, count):
+    for _ in range(500):
+        with server.lock:
+            if len(server.rounds.get(run, {})) >= count:
+                return
+        time.sleep(0.01)
+    raise AssertionError("the registration never arrived")
+
+
+def test_a_partition_registering_twice_starts_the_round_over():
+    server = DriverRendezvous()
+    run = server.new_run(2)
+    stale: dict = {}
+
+    def first():
+        try:
+            driver_gather(server.address, server.secret, run, 0, timeout=20)("{}")
+        except RendezvousError as error:
+            stale["error"] = error
+
+    t = threading.Thread(target=first)
+    t.start()
+    _wait_registered(server, run, 1)
+    # the retry's partition 0 replaces the stale one, then waits for partition 1
+    out, errors = gather_all(server, run, [0], timeout=1)
+    assert not out and "timed out" in str(errors[0])
+    t.join(30)
+    assert isinstance(stale["error"], RendezvousError)
+
+
+@pytest.mark.parametrize("order", [[1, 0], [0, 1]])
+def test_a_killed_task_never_completes_a_round_of_the_retry(order):
+    server = DriverRendezvous()
+    run = server.new_run(2)
+    context = multiprocessing.get_context("fork")
+    child = context.Process(target=lambda: driver_gather(server.address, server.secret, run,
+                                                          0, timeout=60)("{}"))
+    child.start()
+    _wait_registered(server, run, 1)
+    child.kill()                                      # a task of the failed attempt
+    child.join()
+    out, errors = {}, {}
+
+    def one(p):
+        try:
+            out[p] = driver_gather(server.address, server.secret, run, p,
+                                   timeout=20)(json.dumps({"p": p}))
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors[p] = error
+
+    threads = []
+    for p in order:                                   # the retry, in either order
+        threads.append(threading.Thread(target=one, args=(p,)))
+        threads[-1].start()
+        time.sleep(0.05)
+    for t in threads:
+        t.join(30)
+    assert not errors
+    assert out[0] == out[1] == [json.dumps({"p": 0}), json.dumps({"p": 1})]
+
+
+def test_a_wrong_secret_or_unknown_run_is_refused():
+    server = DriverRendezvous()
+    run = server.new_run(1)
+    with pytest.raises(RendezvousError):
+        driver_gather(server.address, b"not the secret", run, 0, timeout=5)("{}")
+    with pytest.raises(RendezvousError):
+        driver_gather(server.address, server.secret, "no-such-run", 0, timeout=5)("{}")
+    garbage = socket.create_connection(server.address)
+    garbage.sendall(b"\xff" * 100)
+    garbage.close()
+    out, errors = gather_all(server, run, [0])
+    assert not errors and out[0] == [json.dumps({"p": 0})]
