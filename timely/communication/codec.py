@@ -52,7 +52,9 @@ class FrameError(TimelyError, ValueError):
 
 
 def _raw(column: np.ndarray) -> bool:
-    return column.dtype.kind in "biufcmMSV" and not column.dtype.hasobject
+    # A structured dtype's ``str`` ("|V12") would lose its fields: pickle it.
+    dtype = column.dtype
+    return dtype.kind in "biufcmMSV" and not dtype.hasobject and dtype.names is None
 
 
 def encode(messages) -> list:
@@ -91,8 +93,9 @@ def encode(messages) -> list:
     head = [prefix, *table, pickled, _PAD[:-header_len % 8]]
     body = []
     total = header_len + (-header_len % 8)
-    for buffer, _ in segments:
-        view = memoryview(buffer).cast("B")
+    for buffer, kind in segments:
+        # Bytes of a column, not the array: datetimes export no buffer.
+        view = memoryview(buffer.view(np.uint8) if kind == COLUMN else buffer).cast("B")
         pad = -view.nbytes % 8
         if view.nbytes:
             body.append(view)
@@ -124,6 +127,9 @@ class Header:
     def __init__(self, header):
         header = memoryview(header)
         header_len = frame_length(header)
+        if header.nbytes < header_len:
+            raise FrameError(f"a frame of {header.nbytes} bytes is shorter than its "
+                             f"{header_len}-byte header")
         _, _, _, _, count, pickle_len = _PREFIX.unpack_from(header)
         position = PREFIX_BYTES
         sizes, kinds, dtypes = [], [], []
@@ -153,11 +159,13 @@ class Header:
         self.length = header_len
 
     def destinations(self) -> list:
-        """A fresh writable buffer for every segment, of its final type."""
+        """A fresh writable byte buffer for every segment; a column's is the
+        bytes (uint8 view) of an array of its final dtype, which
+        :meth:`messages` views again at that dtype."""
         out = []
         for nbytes, kind, dtype in zip(self.sizes, self.kinds, self.dtypes):
             if kind == COLUMN:
-                out.append(np.empty(nbytes // dtype.itemsize, dtype=dtype))
+                out.append(np.empty(nbytes // dtype.itemsize, dtype=dtype).view(np.uint8))
             else:
                 out.append(bytearray(nbytes))
         return out
@@ -166,7 +174,8 @@ class Header:
         """``[(identifier, message), ...]`` given every segment's contents."""
         buffers = [s for s, k in zip(segments, self.kinds) if k == BUFFER]
         envelope = pickle.loads(self.pickled, buffers=buffers)
-        columns = [s for s, k in zip(segments, self.kinds) if k == COLUMN]
+        columns = [s if s.dtype == d else s.view(d)
+                   for s, k, d in zip(segments, self.kinds, self.dtypes) if k == COLUMN]
         # Column segments are numbered among all segments; map them.
         index = [i for i, k in enumerate(self.kinds) if k == COLUMN]
         where = {seg: n for n, seg in enumerate(index)}

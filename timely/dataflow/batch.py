@@ -124,8 +124,13 @@ class Batch:
         return Batch._trusted({n: self[n] for n in names}, self._length)
 
     def rename(self, mapping: Mapping[str, str]) -> Batch:
-        return Batch._trusted({mapping.get(n, n): c for n, c in self._columns.items()},
-                              self._length)
+        """Columns renamed by ``mapping``; two columns may not end up with one name."""
+        renamed = {mapping.get(n, n): c for n, c in self._columns.items()}
+        if len(renamed) != len(self._columns):
+            names = [mapping.get(n, n) for n in self._columns]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise BatchError(f"renaming would give two columns the name {twice[0]!r}")
+        return Batch._trusted(renamed, self._length)
 
     def filter(self, mask) -> Batch:
         """The rows where the boolean ``mask`` is true."""

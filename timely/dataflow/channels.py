@@ -148,18 +148,20 @@ class ExchangePusher:
         self.peers = len(pushers)
 
     def push(self, time, data) -> None:
+        route = self.route
+        if type(route) is str:
+            if type(data) is not Batch:
+                raise TypeError(
+                    f"Exchange by column {route!r} routes columnar batches, "
+                    f"not a {type(data).__name__} of records")
+            data[route]                   # a missing key column fails at any worker count
         peers = self.peers
         if peers == 1:
             self.pushers[0].push((time, data))
             return
-        route = self.route
         if type(data) is Batch:
             self._push_batch(time, data)
             return
-        if type(route) is str:
-            raise TypeError(
-                f"Exchange by column {route!r} routes columnar batches, "
-                f"not a {type(data).__name__} of records")
         buckets = [[] for _ in range(peers)]
         for record in data:
             key = route(record)
