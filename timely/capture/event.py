@@ -25,7 +25,9 @@ Event = Union[Progress, Messages]
 class EventLink:
     """An in-process event pusher and source: what is pushed can be read back.
 
-    ``push(event)`` appends; ``next()`` returns the next unread event or None.
+    ``push(event)`` appends; ``next()`` returns the next unread event or None
+    (more may be pushed later). Both cost O(1). The events are not copied: a
+    replayed batch is the captured batch object.
     """
 
     def __init__(self):
@@ -43,3 +45,9 @@ class EventLink:
 
     def __len__(self):
         return len(self._events)
+
+    def replay_into(self, scope):
+        """Replays this one source into ``scope``; see :func:`timely.capture.replay_into`."""
+        from timely.capture.replay import replay_into
+
+        return replay_into([self], scope)

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from timely.capture.event import Messages, Progress
+from timely.dataflow.batch import Batch
 from timely.dataflow.channels import Pipeline
 from timely.dataflow.handles import InputHandle
 from timely.dataflow.time import minimum
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
 from timely.progress.subgraph import Operate
-from timely.capture.event import Messages, Progress
 
 
 class CaptureOperator(Operate):
-    """Pushes ``Progress`` for every frontier change and ``Messages`` for every batch."""
+    """Pushes ``Progress`` for every frontier change and ``Messages`` for every batch.
+
+    A pusher with a ``flush()`` method (an :class:`~timely.capture.EventWriter`)
+    is flushed once per scheduling that pushed something, and when the
+    operator shuts down, so a reader elsewhere sees each scheduling's events
+    together and promptly.
+    """
 
     name = "Capture"
     inputs = 1
@@ -22,6 +29,7 @@ class CaptureOperator(Operate):
 
     def __init__(self, pusher, handle: InputHandle, arity: int):
         self.pusher = pusher
+        self._flush = getattr(pusher, "flush", None)
         self.input = handle
         self.changes = ChangeBatch(arity=arity)
         # A captured stream is taken to start with one capability at the
@@ -36,19 +44,33 @@ class CaptureOperator(Operate):
         self.input.frontier.update_iter(changes)
 
     def schedule(self) -> bool:
+        pushed = False
         if self.changes:
             updates = self.changes.drain()
             if updates:
                 self.pusher.push(Progress(updates))
+                pushed = True
         for cap, data in self.input:
             self.pusher.push(Messages(cap.time, data))
+            pushed = True
+        if pushed and self._flush is not None:
+            self._flush()
         return False
 
     def shut_down(self) -> None:
+        if self._flush is not None:
+            self._flush()
         self.pusher = None
+        self._flush = None
 
 
 def capture_into(stream, pusher) -> None:
+    """Records every event ``stream`` sees into ``pusher.push``: ``Messages``
+    for each batch as it arrives and ``Progress`` for each change of the
+    stream's frontier, the first retracting the one capability at the minimum
+    time every captured stream is taken to start with (see
+    :func:`timely.capture.replay_into`). Costs one push per batch and per
+    scheduling that saw the frontier move."""
     from timely.dataflow.builder import OperatorBuilder
 
     b = OperatorBuilder("Capture", stream.scope)
@@ -67,11 +89,15 @@ class CaptureHandle:
         self.events.append(event)
 
     def extract(self):
-        """``[(time, sorted records), ...]`` in time order, merging batches of one time."""
+        """``[(time, sorted records), ...]`` in time order, merging batches of one
+        time; the rows of a columnar batch become tuples."""
         by_time: dict = {}
         for event in self.events:
             if type(event) is Messages:
-                by_time.setdefault(event.time, []).extend(event.data)
+                data = event.data
+                if isinstance(data, Batch):
+                    data = data.to_records()
+                by_time.setdefault(event.time, []).extend(data)
         return [(t, sorted(by_time[t], key=_sort_key)) for t in sorted(by_time, key=_time_key)]
 
     def frontier(self):
