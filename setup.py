@@ -49,6 +49,7 @@ modules = {
     "timely.progress._notificator": SORT,
     "timely.communication._ring": ["csrc/ring.c"],
     "timely.dataflow._columnar": ["csrc/hash.c"],
+    "timely.dataflow._aggregate": [],
 }
 
 

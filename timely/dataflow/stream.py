@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from timely.dataflow.operators import capture as _capture
+from timely.dataflow.operators import columnar as _columnar
 from timely.dataflow.operators import core as _core
 from timely.dataflow.operators import enterleave as _el
 from timely.dataflow.operators import generic as _generic
@@ -108,6 +109,24 @@ class Stream:
     def count(self) -> "Stream":
         """The number of records per complete time."""
         return _core.count(self)
+
+    # -- columnar operators (streams of Batches) -----------------------------
+
+    def map_batch(self, fn) -> "Stream":
+        """``fn(batch)`` for every batch, sent at its time (empty results are not sent)."""
+        return _columnar.map_batch(self, fn)
+
+    def filter_batch(self, fn) -> "Stream":
+        """The rows of each Batch where the boolean mask ``fn(batch)`` is true."""
+        return _columnar.filter_batch(self, fn)
+
+    def aggregate(self, key: str, value: str | None = None, how="sum", *,
+                  combine: bool = True) -> "Stream":
+        """Per complete time, one Batch per worker: column ``key`` and one column
+        per aggregate in ``how`` (``count``, ``sum``, ``min``, ``max``) of
+        ``value``; exchanged by ``key``, so exact at any worker count. See
+        :func:`timely.dataflow.operators.columnar.aggregate`."""
+        return _columnar.aggregate(self, key, value, how, combine=combine)
 
     # -- scopes and loops ----------------------------------------------------
 

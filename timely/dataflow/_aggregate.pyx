@@ -1,0 +1,696 @@
+"""Hash aggregation of columnar rows: count, sum, min and max per key.
+
+A :class:`GroupBy` folds batches of ``(key, value)`` rows, or partial
+aggregates made by another GroupBy, into one accumulator per distinct key.
+Keys are integer columns (any int, uint or bool dtype), fixed-width byte or
+text columns (``S``/``U``) or object columns (``str``, or any hashable
+Python value); values are integer (summed as int64, wrapping on overflow) or
+floating point (float64).
+
+Every row costs one hash and one probe of an open-addressing table in C:
+integers hash as themselves, fixed-width keys by their bytes, objects by
+``PyObject_Hash`` and ``PyObject_RichCompareBool`` on the C level (the same
+equality a dict uses). No Python code runs per row, except a key object's own
+``__hash__``/``__eq__``.
+
+>>> import numpy as np
+>>> g = GroupBy(("count", "sum", "max"))
+>>> g.update(np.array(["b", "a", "b"], dtype=object), np.array([1, 2, 3]))
+>>> g.update(np.array(["a"], dtype=object), np.array([10]))
+>>> keys, columns = g.result()
+>>> keys.tolist(), columns["count"].tolist(), columns["sum"].tolist(), columns["max"].tolist()
+(['b', 'a'], [2, 2], [4, 12], [3, 10])
+"""
+
+cimport cython
+cimport numpy as cnp
+from cpython.object cimport Py_EQ
+from cpython.ref cimport PyObject
+from libc.math cimport INFINITY
+from libc.stdint cimport INT64_MAX, INT64_MIN, int64_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memmove, memset
+
+import numpy as np
+
+from timely.errors import TimelyError
+
+cnp.import_array()
+
+
+cdef extern from "Python.h":
+    # Declared on PyObject* so that reading a key from an array takes no
+    # reference: the arrays being read keep their keys alive.
+    Py_hash_t object_hash "PyObject_Hash"(PyObject *o) except? -1
+    int object_equal "PyObject_RichCompareBool"(PyObject *a, PyObject *b, int op) except -1
+    void incref "Py_INCREF"(PyObject *o)
+    void xdecref "Py_XDECREF"(PyObject *o)
+    PyObject *Py_None
+
+
+class AggregateError(TimelyError, ValueError):
+    """An aggregation that cannot be done: an unknown aggregate, a missing or
+    mismatched column, or a key or value dtype that is not supported."""
+
+
+AGGREGATES = ("count", "sum", "min", "max")
+
+cdef enum:
+    KEYS_UNSET = 0
+    KEYS_INT = 1
+    KEYS_FIXED = 2
+    KEYS_OBJECT = 3
+
+cdef enum:
+    VALUES_UNSET = 0
+    VALUES_INT = 1
+    VALUES_FLOAT = 2
+
+# Rows are hashed into groups this many at a time, after room for as many new
+# groups has been made: the probing loops then never allocate.
+cdef Py_ssize_t CHUNK = 1 << 14
+# Fibonacci hashing: the top bits of h * 2^64/phi pick the slot, so keys that
+# differ only in high bits, or are multiples of a power of two, still spread.
+cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL
+
+
+@cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
+cdef inline uint64_t hash_bytes(const unsigned char *p, Py_ssize_t width) noexcept nogil:
+    # Trailing NULs are padding in numpy's fixed-width types: they do not
+    # count, so a key hashes the same at every width it is stored at.
+    cdef Py_ssize_t m = width
+    cdef uint64_t h = 0xCBF29CE484222325ULL
+    cdef Py_ssize_t i
+    while m > 0 and p[m - 1] == 0:
+        m -= 1
+    for i in range(m):
+        h = (h ^ p[i]) * 0x100000001B3ULL
+    return h ^ (h >> 29)
+
+
+cdef int64_t *grow_i64(int64_t *p, Py_ssize_t old, Py_ssize_t new, int64_t fill) except NULL:
+    cdef int64_t *q = <int64_t *>realloc(p, <size_t>new * sizeof(int64_t) if new else 8)
+    cdef Py_ssize_t i
+    if q == NULL:
+        raise MemoryError()
+    for i in range(old, new):
+        q[i] = fill
+    return q
+
+
+cdef double *grow_f64(double *p, Py_ssize_t old, Py_ssize_t new, double fill) except NULL:
+    cdef double *q = <double *>realloc(p, <size_t>new * sizeof(double) if new else 8)
+    cdef Py_ssize_t i
+    if q == NULL:
+        raise MemoryError()
+    for i in range(old, new):
+        q[i] = fill
+    return q
+
+
+cdef inline const void *data_of(object array) noexcept:
+    return cnp.PyArray_DATA(<cnp.ndarray>array)
+
+
+def _aggregates(how):
+    """``how`` as a tuple of distinct aggregate names."""
+    hows = (how,) if isinstance(how, str) else tuple(how)
+    if not hows:
+        raise AggregateError("no aggregate asked for: how is empty")
+    for h in hows:
+        if h not in AGGREGATES:
+            raise AggregateError(f"unknown aggregate {h!r}; choose from {AGGREGATES}")
+    if len(set(hows)) != len(hows):
+        raise AggregateError(f"an aggregate is asked for twice in {hows}")
+    return hows
+
+
+def _column(values, Py_ssize_t n, str what):
+    array = np.asarray(values)
+    if array.ndim != 1 or array.shape[0] != n:
+        raise AggregateError(f"{what} has shape {array.shape}; the keys have {n} rows")
+    return array
+
+
+cdef int value_kind(object array, str what) except -1:
+    kind = array.dtype.kind
+    if kind in "iub":
+        return VALUES_INT
+    if kind == "f":
+        return VALUES_FLOAT
+    raise AggregateError(f"{what} has dtype {array.dtype}; values are integer or float")
+
+
+cdef class GroupBy:
+    """One accumulator per distinct key, for the aggregates in ``how``
+    (``"count"``, ``"sum"``, ``"min"``, ``"max"``, one or several).
+
+    ``update(keys, values)`` folds rows; ``merge(keys, partials)`` folds
+    partial aggregates (the ``result()`` of other GroupBys with the same
+    ``how``), so rows may be pre-aggregated where they are and merged where
+    their key lives. ``result()`` gives the keys in the order they first
+    arrived and one column per aggregate: ``count`` int64; ``sum``, ``min``,
+    ``max`` int64 for integer values (sums wrap modulo 2**64) or float64 for
+    float values (a NaN makes the group's sum, min and max NaN).
+
+    The key kind (integer, fixed-width ``S`` or ``U``, object) and the value
+    kind (integer or float) are fixed by the first rows; later rows of another
+    kind raise :class:`AggregateError`. Fixed-width keys of different widths
+    mix (shorter ones are padded, as numpy compares them).
+
+    Integer values are read as int64 (uint64 values above 2**63 wrap), float
+    values as float64.
+
+    Cost: amortized O(1) per row in C (one hash, one probe of a table kept at
+    most half full, one update per aggregate); memory O(distinct keys). The
+    loops run without the GIL: one GroupBy is not for several threads at
+    once. After an error (an unhashable key, for instance) the GroupBy is not
+    to be used.
+
+    >>> import numpy as np
+    >>> g = GroupBy(("sum", "min"))
+    >>> g.update(np.array([7, 3, 7]), np.array([1.5, 2.0, -1.0]))
+    >>> keys, columns = g.result()
+    >>> keys.tolist(), columns["sum"].tolist(), columns["min"].tolist()
+    ([7, 3], [0.5, 2.0], [-1.0, 2.0])
+    >>> total = GroupBy(("sum", "min"))
+    >>> total.merge(keys, columns); total.merge(keys, columns)
+    >>> total.result()[1]["sum"].tolist()
+    [1.0, 4.0]
+    """
+
+    def __cinit__(self):
+        self.mode = KEYS_UNSET
+        self.vkind = VALUES_UNSET
+        self.size = 0
+        self.capacity = 0
+        self.width = 0
+        self.index = NULL
+        self.slots = 0
+        self.shift = 64
+        self.hashes = NULL
+        self.ikeys = NULL
+        self.fkeys = NULL
+        self.okeys = NULL
+        self.count = NULL
+        self.isum = self.imin = self.imax = NULL
+        self.fsum = self.fmin = self.fmax = NULL
+
+    def __init__(self, how=("count",)):
+        self.how = _aggregates(how)
+        self.count_on = "count" in self.how
+        self.sum_on = "sum" in self.how
+        self.min_on = "min" in self.how
+        self.max_on = "max" in self.how
+
+    def __dealloc__(self):
+        cdef Py_ssize_t g
+        if self.okeys != NULL:
+            for g in range(self.size):
+                xdecref(self.okeys[g])
+        free(self.index)
+        free(self.hashes)
+        free(self.ikeys)
+        free(self.fkeys)
+        free(self.okeys)
+        free(self.count)
+        free(self.isum)
+        free(self.imin)
+        free(self.imax)
+        free(self.fsum)
+        free(self.fmin)
+        free(self.fmax)
+
+    def __len__(self):
+        return self.size
+
+    def __repr__(self):
+        return f"GroupBy(how={self.how!r}, {self.size} groups)"
+
+    @property
+    def needs_values(self) -> bool:
+        """Whether ``update`` needs values (any aggregate but ``count``)."""
+        return self.sum_on or self.min_on or self.max_on
+
+    # -- storage -------------------------------------------------------------
+
+    @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
+    cdef int reserve(self, Py_ssize_t extra) except -1:
+        """Room for ``extra`` more groups, the index kept at most half full."""
+        cdef Py_ssize_t need = self.size + extra
+        cdef Py_ssize_t old = self.capacity, cap, slots, s, g
+        cdef int bits
+        cdef uint64_t mask
+        cdef unsigned char *fk
+        if need <= old:
+            return 0
+        cap = max(need, 2 * old, 8)
+        self.hashes = <uint64_t *>grow_i64(<int64_t *>self.hashes, old, cap, 0)
+        if self.mode == KEYS_INT:
+            self.ikeys = grow_i64(self.ikeys, old, cap, 0)
+        elif self.mode == KEYS_FIXED:
+            fk = <unsigned char *>realloc(self.fkeys, <size_t>(cap * self.width) + 1)
+            if fk == NULL:
+                raise MemoryError()
+            self.fkeys = fk
+        elif self.mode == KEYS_OBJECT:
+            self.okeys = <PyObject **>grow_i64(<int64_t *>self.okeys, old, cap, 0)
+        if self.count_on:
+            self.count = grow_i64(self.count, old, cap, 0)
+        if self.vkind == VALUES_INT:
+            if self.sum_on:
+                self.isum = grow_i64(self.isum, old, cap, 0)
+            if self.min_on:
+                self.imin = grow_i64(self.imin, old, cap, INT64_MAX)
+            if self.max_on:
+                self.imax = grow_i64(self.imax, old, cap, INT64_MIN)
+        elif self.vkind == VALUES_FLOAT:
+            if self.sum_on:
+                self.fsum = grow_f64(self.fsum, old, cap, 0.0)
+            if self.min_on:
+                self.fmin = grow_f64(self.fmin, old, cap, INFINITY)
+            if self.max_on:
+                self.fmax = grow_f64(self.fmax, old, cap, -INFINITY)
+        self.capacity = cap
+        bits = 4
+        while (<Py_ssize_t>1 << bits) < 2 * cap:
+            bits += 1
+        slots = <Py_ssize_t>1 << bits
+        free(self.index)
+        self.index = NULL
+        self.index = grow_i64(NULL, 0, slots, -1)
+        self.slots = slots
+        self.shift = 64 - bits
+        mask = <uint64_t>(slots - 1)
+        for g in range(self.size):
+            s = <Py_ssize_t>((self.hashes[g] * FIB) >> self.shift)
+            while self.index[s] >= 0:
+                s = <Py_ssize_t>((<uint64_t>s + 1) & mask)
+            self.index[s] = g
+        return 0
+
+    cdef int widen(self, Py_ssize_t width) except -1:
+        """Stores the fixed-width keys at ``width`` bytes (more than now),
+        NUL-padded; their hashes do not change."""
+        cdef Py_ssize_t old = self.width, g
+        cdef unsigned char *fk
+        if width <= old:
+            return 0
+        fk = <unsigned char *>realloc(self.fkeys, <size_t>(self.capacity * width) + 1)
+        if fk == NULL:
+            raise MemoryError()
+        # From the last group down: a row's new place never overlaps an
+        # earlier row's old place that is still to be moved.
+        g = self.size - 1
+        while g >= 0:
+            memmove(fk + g * width, fk + g * old, <size_t>old)
+            memset(fk + g * width + old, 0, <size_t>(width - old))
+            g -= 1
+        self.fkeys = fk
+        self.width = width
+        return 0
+
+    cdef int set_values(self, int vkind) except -1:
+        if self.vkind == vkind:
+            return 0
+        if self.vkind != VALUES_UNSET:
+            kinds = {VALUES_INT: "integer", VALUES_FLOAT: "float"}
+            raise AggregateError(
+                f"{kinds[vkind]} values cannot join {kinds[self.vkind]} ones already aggregated")
+        # Groups are made only once values are known: none exist yet, and
+        # the next reserve() allocates every buffer afresh.
+        assert self.size == 0
+        self.vkind = vkind
+        self.capacity = 0
+        return 0
+
+    cdef object prepare_keys(self, object keys):
+        """``keys`` as a contiguous array in the storage format of this
+        GroupBy's key kind, fixing the kind (and the result's dtype) on first use."""
+        dtype = keys.dtype
+        kind = dtype.kind
+        if kind in "iub":
+            if self.mode == KEYS_UNSET:
+                self.set_mode(KEYS_INT, dtype)
+            elif self.mode != KEYS_INT:
+                self.mismatch(dtype)
+            elif dtype != self.key_dtype:
+                promoted = np.promote_types(self.key_dtype, dtype)
+                self.key_dtype = promoted if promoted.kind in "iub" else np.dtype(np.int64)
+            # uint64 above 2**63 wraps here and back in result(): the bits are the key.
+            return np.ascontiguousarray(keys.astype(np.int64, copy=False))
+        if kind in "SU":
+            if not dtype.isnative:
+                keys = keys.astype(dtype.newbyteorder("="))
+                dtype = keys.dtype
+            if dtype.itemsize == 0:
+                keys = keys.astype(f"{kind}1")
+                dtype = keys.dtype
+            if self.mode == KEYS_UNSET:
+                self.set_mode(KEYS_FIXED, dtype)
+                self.widen(dtype.itemsize)
+            elif self.mode != KEYS_FIXED or self.key_dtype.kind != kind:
+                self.mismatch(dtype)
+            if dtype.itemsize > self.width:
+                self.widen(dtype.itemsize)
+                self.key_dtype = dtype
+            elif dtype.itemsize < self.width:
+                keys = keys.astype(self.key_dtype)
+            return np.ascontiguousarray(keys)
+        if kind == "O":
+            if self.mode == KEYS_UNSET:
+                self.set_mode(KEYS_OBJECT, dtype)
+            elif self.mode != KEYS_OBJECT:
+                self.mismatch(dtype)
+            return np.ascontiguousarray(keys)
+        raise AggregateError(
+            f"keys of dtype {dtype} are not supported: use integer, fixed-width "
+            "bytes or text (S, U), or object (str) keys")
+
+    cdef int set_mode(self, int mode, object dtype) except -1:
+        # Groups exist only once keys do: as in set_values.
+        assert self.size == 0
+        self.mode = mode
+        self.key_dtype = dtype
+        self.capacity = 0
+        return 0
+
+    cdef int mismatch(self, object dtype) except -1:
+        raise AggregateError(f"keys of dtype {dtype} cannot join keys of dtype "
+                             f"{self.key_dtype} already aggregated")
+
+    # -- the hot loops -------------------------------------------------------
+
+    @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
+    cdef void assign_int(self, const int64_t *keys, Py_ssize_t n, int64_t *ids) noexcept nogil:
+        cdef int64_t *index = self.index
+        cdef int64_t *stored = self.ikeys
+        cdef uint64_t *hashes = self.hashes
+        cdef uint64_t mask = <uint64_t>(self.slots - 1)
+        cdef int shift = self.shift
+        cdef Py_ssize_t size = self.size, i
+        cdef uint64_t s
+        cdef int64_t k, g
+        for i in range(n):
+            k = keys[i]
+            s = (<uint64_t>k * FIB) >> shift
+            while True:
+                g = index[s]
+                if g < 0:
+                    g = size
+                    size += 1
+                    stored[g] = k
+                    hashes[g] = <uint64_t>k
+                    index[s] = g
+                    break
+                if stored[g] == k:
+                    break
+                s = (s + 1) & mask
+            ids[i] = g
+        self.size = size
+
+    @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
+    cdef void assign_fixed(self, const unsigned char *rows, Py_ssize_t n,
+                           int64_t *ids) noexcept nogil:
+        cdef int64_t *index = self.index
+        cdef unsigned char *stored = self.fkeys
+        cdef uint64_t *hashes = self.hashes
+        cdef uint64_t mask = <uint64_t>(self.slots - 1)
+        cdef int shift = self.shift
+        cdef Py_ssize_t size = self.size, width = self.width, i
+        cdef const unsigned char *row
+        cdef uint64_t s, h
+        cdef int64_t g
+        for i in range(n):
+            row = rows + i * width
+            h = hash_bytes(row, width)
+            s = (h * FIB) >> shift
+            while True:
+                g = index[s]
+                if g < 0:
+                    g = size
+                    size += 1
+                    memcpy(stored + g * width, row, <size_t>width)
+                    hashes[g] = h
+                    index[s] = g
+                    break
+                if hashes[g] == h and memcmp(stored + g * width, row, <size_t>width) == 0:
+                    break
+                s = (s + 1) & mask
+            ids[i] = g
+        self.size = size
+
+    @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
+    cdef int assign_object(self, PyObject **keys, Py_ssize_t n, int64_t *ids) except -1:
+        # A key's __eq__ may run Python code; it cannot reach these buffers,
+        # and `keys` stays alive because the caller holds its array.
+        cdef int64_t *index = self.index
+        cdef PyObject **stored = self.okeys
+        cdef uint64_t *hashes = self.hashes
+        cdef uint64_t mask = <uint64_t>(self.slots - 1)
+        cdef int shift = self.shift
+        cdef Py_ssize_t i
+        cdef PyObject *key
+        cdef PyObject *other
+        cdef uint64_t s, h
+        cdef int64_t g
+        for i in range(n):
+            key = keys[i]
+            if key == NULL:
+                key = Py_None
+            h = <uint64_t>object_hash(key)
+            s = (h * FIB) >> shift
+            while True:
+                g = index[s]
+                if g < 0:
+                    g = self.size
+                    incref(key)
+                    stored[g] = key
+                    hashes[g] = h
+                    index[s] = g
+                    self.size = g + 1
+                    break
+                other = stored[g]
+                if other == key or (hashes[g] == h and object_equal(other, key, Py_EQ)):
+                    break
+                s = (s + 1) & mask
+            ids[i] = g
+        return 0
+
+    @cython.overflowcheck(False)  # int64 sums wrap modulo 2**64 on purpose
+    cdef void fold(self, const int64_t *ids, Py_ssize_t n, const int64_t *counts,
+                   const void *sums, const void *mins, const void *maxs) noexcept nogil:
+        """Folds rows (``counts`` NULL: each row counts 1) or partial aggregates."""
+        cdef Py_ssize_t i
+        cdef int64_t g
+        cdef int64_t *acc
+        cdef double *facc
+        cdef const int64_t *iv
+        cdef const double *fv
+        cdef int64_t x
+        cdef double y
+        if self.count_on:
+            acc = self.count
+            if counts == NULL:
+                for i in range(n):
+                    acc[ids[i]] += 1
+            else:
+                for i in range(n):
+                    acc[ids[i]] += counts[i]
+        if self.vkind == VALUES_INT:
+            if self.sum_on:
+                acc = self.isum
+                iv = <const int64_t *>sums
+                for i in range(n):
+                    g = ids[i]
+                    acc[g] = <int64_t>(<uint64_t>acc[g] + <uint64_t>iv[i])
+            if self.min_on:
+                acc = self.imin
+                iv = <const int64_t *>mins
+                for i in range(n):
+                    g = ids[i]
+                    x = iv[i]
+                    if x < acc[g]:
+                        acc[g] = x
+            if self.max_on:
+                acc = self.imax
+                iv = <const int64_t *>maxs
+                for i in range(n):
+                    g = ids[i]
+                    x = iv[i]
+                    if x > acc[g]:
+                        acc[g] = x
+        elif self.vkind == VALUES_FLOAT:
+            if self.sum_on:
+                facc = self.fsum
+                fv = <const double *>sums
+                for i in range(n):
+                    facc[ids[i]] += fv[i]
+            if self.min_on:
+                facc = self.fmin
+                fv = <const double *>mins
+                for i in range(n):
+                    g = ids[i]
+                    y = fv[i]
+                    if y < facc[g] or y != y:     # NaN sticks, as in np.min
+                        facc[g] = y
+            if self.max_on:
+                facc = self.fmax
+                fv = <const double *>maxs
+                for i in range(n):
+                    g = ids[i]
+                    y = fv[i]
+                    if y > facc[g] or y != y:
+                        facc[g] = y
+
+    cdef int absorb(self, object keys, object counts, object sums, object mins,
+                    object maxs) except -1:
+        """Hashes prepared ``keys`` into groups chunk by chunk and folds the
+        matching rows of the prepared (contiguous, int64 or float64) columns."""
+        cdef Py_ssize_t n = keys.shape[0], start = 0, stop, m
+        cdef Py_ssize_t vsize = 8
+        cdef const char *kp = <const char *>data_of(keys)
+        cdef const int64_t *cp = <const int64_t *>data_of(counts) if counts is not None else NULL
+        cdef const char *sp = <const char *>data_of(sums) if sums is not None else NULL
+        cdef const char *lo = <const char *>data_of(mins) if mins is not None else NULL
+        cdef const char *hi = <const char *>data_of(maxs) if maxs is not None else NULL
+        cdef int64_t *ids = <int64_t *>malloc(<size_t>min(n, CHUNK) * sizeof(int64_t) + 8)
+        cdef Py_ssize_t kw
+        if ids == NULL:
+            raise MemoryError()
+        try:
+            while start < n:
+                stop = min(n, start + CHUNK)
+                m = stop - start
+                self.reserve(m)
+                if self.mode == KEYS_INT:
+                    with nogil:
+                        self.assign_int(<const int64_t *>kp + start, m, ids)
+                elif self.mode == KEYS_FIXED:
+                    kw = self.width
+                    with nogil:
+                        self.assign_fixed(<const unsigned char *>kp + start * kw, m, ids)
+                else:
+                    self.assign_object(<PyObject **>kp + start, m, ids)
+                with nogil:
+                    self.fold(ids, m, cp + start if cp != NULL else NULL,
+                              sp + start * vsize if sp != NULL else NULL,
+                              lo + start * vsize if lo != NULL else NULL,
+                              hi + start * vsize if hi != NULL else NULL)
+                start = stop
+        finally:
+            free(ids)
+        return 0
+
+    # -- Python surface ------------------------------------------------------
+
+    def update(self, keys, values=None):
+        """Folds rows: ``keys`` and ``values`` are 1-D arrays of one length
+        (``values`` may be None when ``how`` is only ``count``)."""
+        keys = np.asarray(keys)
+        if keys.ndim != 1:
+            raise AggregateError(f"keys have shape {keys.shape}; they are 1-D")
+        cdef Py_ssize_t n = keys.shape[0]
+        prepared = None
+        if self.needs_values:
+            if values is None:
+                raise AggregateError(f"aggregates {self.how} need values")
+            values = _column(values, n, "the values")
+            vkind = value_kind(values, "the values")
+            if n == 0:
+                return
+            self.set_values(vkind)
+            prepared = np.ascontiguousarray(
+                values, dtype=np.int64 if vkind == VALUES_INT else np.float64)
+        elif values is not None:
+            _column(values, n, "the values")
+        if n == 0:
+            return
+        keys = self.prepare_keys(keys)
+        self.absorb(keys, None, prepared if self.sum_on else None,
+                    prepared if self.min_on else None, prepared if self.max_on else None)
+
+    def merge(self, keys, partials):
+        """Folds partial aggregates: ``partials`` maps each name in ``how`` to
+        a column of one value per key, as in another GroupBy's ``result()``
+        (``count`` is added, ``sum`` added, ``min``/``max`` compared). A key
+        may appear in several rows."""
+        keys = np.asarray(keys)
+        if keys.ndim != 1:
+            raise AggregateError(f"keys have shape {keys.shape}; they are 1-D")
+        cdef Py_ssize_t n = keys.shape[0]
+        columns = {}
+        vkind = VALUES_UNSET
+        for name in self.how:
+            try:
+                column = partials[name]
+            except KeyError:
+                raise AggregateError(f"the partial aggregates have no {name!r} column") from None
+            column = _column(column, n, f"the partial {name!r} column")
+            if name == "count":
+                if column.dtype.kind not in "iub":
+                    raise AggregateError(f"partial counts have dtype {column.dtype}, not integer")
+                columns[name] = np.ascontiguousarray(column, dtype=np.int64)
+                continue
+            kind = value_kind(column, f"the partial {name!r} column")
+            if vkind != VALUES_UNSET and kind != vkind:
+                raise AggregateError("the partial aggregates mix integer and float columns")
+            vkind = kind
+            columns[name] = column
+        if n == 0:
+            return
+        if vkind != VALUES_UNSET:
+            self.set_values(vkind)
+            dtype = np.int64 if vkind == VALUES_INT else np.float64
+            for name in ("sum", "min", "max"):
+                if name in columns:
+                    columns[name] = np.ascontiguousarray(columns[name], dtype=dtype)
+        keys = self.prepare_keys(keys)
+        self.absorb(keys, columns.get("count"), columns.get("sum"), columns.get("min"),
+                    columns.get("max"))
+
+    def result(self):
+        """``(keys, {aggregate: column})``: one row per distinct key, in the
+        order the keys first arrived; new arrays (the GroupBy may go on)."""
+        cdef Py_ssize_t n = self.size, g
+        cdef PyObject **out
+        if self.mode == KEYS_INT:
+            keys = np.empty(n, dtype=np.int64)
+            if n:
+                memcpy(<void *>data_of(keys), self.ikeys, <size_t>n * sizeof(int64_t))
+            if self.key_dtype != keys.dtype:
+                keys = keys.astype(self.key_dtype)
+        elif self.mode == KEYS_FIXED:
+            keys = np.empty(n, dtype=self.key_dtype)
+            if n:
+                memcpy(<void *>data_of(keys), self.fkeys, <size_t>(n * self.width))
+        else:
+            keys = np.empty(n, dtype=object)
+            out = <PyObject **>data_of(keys)
+            for g in range(n):
+                incref(self.okeys[g])
+                xdecref(out[g])
+                out[g] = self.okeys[g]
+        columns = {}
+        for name in self.how:
+            if name == "count":
+                columns[name] = copy_out(self.count, n, np.int64)
+            elif self.vkind == VALUES_FLOAT:
+                columns[name] = copy_out(
+                    self.fsum if name == "sum" else self.fmin if name == "min" else self.fmax,
+                    n, np.float64)
+            elif self.vkind == VALUES_INT:
+                columns[name] = copy_out(
+                    self.isum if name == "sum" else self.imin if name == "min" else self.imax,
+                    n, np.int64)
+            else:
+                columns[name] = np.empty(0, dtype=np.int64)
+        return keys, columns
+
+
+cdef object copy_out(const void *source, Py_ssize_t n, object dtype):
+    """A new array of ``n`` 8-byte items of ``dtype`` copied from ``source``."""
+    array = np.empty(n, dtype=dtype)
+    if n:
+        memcpy(<void *>data_of(array), source, <size_t>n * 8)
+    return array
