@@ -6,6 +6,12 @@ compiled progress core. The progress structures live in :mod:`timely.progress`.
 
 from __future__ import annotations
 
+import logging as _logging
+
+# The engine reports start-up, connections and failures on the "timely"
+# logger; silent unless the program configures logging.
+_logging.getLogger("timely").addHandler(_logging.NullHandler())
+
 from timely.errors import (
     CapabilityError,
     CaptureFormatError,

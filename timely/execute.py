@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import logging
 
 from timely.communication.allocator import ThreadAllocator
 from timely.errors import TimelyError
 from timely.worker import Worker
+
+log = logging.getLogger(__name__)
 
 
 def execute_directly(work, **options):
@@ -15,6 +18,7 @@ def execute_directly(work, **options):
     worker = Worker(ThreadAllocator(), **options)
     result = work(worker)
     worker.drain()
+    worker.close()
     return result
 
 
@@ -28,6 +32,7 @@ def execute(work, workers: int = 1, *, mode: str = "processes", **options):
     """
     if workers < 1:
         raise TimelyError(f"workers must be at least 1, not {workers}")
+    log.info("running %d worker(s)%s", workers, f" as {mode}" if workers > 1 else "")
     if workers == 1:
         return [execute_directly(work, **options)]
     if mode == "threads":

@@ -11,6 +11,7 @@ watch changed, or something called their activator.
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import time as _time
 
@@ -18,6 +19,8 @@ from timely.communication.allocator import ThreadAllocator
 from timely.errors import DataflowError
 from timely.progress.broadcast import Progcaster
 from timely.progress.subgraph import Subgraph
+
+log = logging.getLogger(__name__)
 
 
 class Worker:
@@ -43,8 +46,14 @@ class Worker:
         self.active: set[int] = set()
         self._next_dataflow = 0
         self._next_channel = 0
+        self._next_operator = 0
         self._stepping = False
         self._building = False
+        self.started_ns = _time.perf_counter_ns()
+        self.logger = None                      # timely.logging.Logger while something is registered
+        self._logging = None
+        log.debug("worker %d of %d started on a %s", self.index, self.peers,
+                  type(self.allocator).__name__)
 
     # -- identifiers ---------------------------------------------------------
 
@@ -54,12 +63,36 @@ class Worker:
         self._next_channel += 1
         return identifier
 
+    def next_operator_id(self) -> int:
+        """The next operator identifier (for logs); every worker allocates them in the same order."""
+        identifier = self._next_operator
+        self._next_operator += 1
+        return identifier
+
     def progcaster(self, subgraph: Subgraph) -> Progcaster:
         # Progress channels are named by the scope's address, not numbered
         # like data channels, so they line up even between workers that built
         # different graphs, which the fingerprint then reports.
         return Progcaster(self, ("progress", *subgraph.path), subgraph.activate_self,
-                          subgraph.fingerprint, subgraph.name)
+                          subgraph.fingerprint, subgraph.name, owner=subgraph)
+
+    # -- logging ---------------------------------------------------------------
+
+    @property
+    def logging(self):
+        """This worker's log registry (:class:`timely.logging.LoggingRegistry`):
+        ``worker.logging.register(callback, kinds=None)``."""
+        if self._logging is None:
+            from timely.logging.registry import LoggingRegistry
+
+            self._logging = LoggingRegistry(self)
+        return self._logging
+
+    def close(self) -> None:
+        """Ends this worker's log streams (flushing them); ``timely.execute``
+        calls it once the work is done and every dataflow has completed."""
+        if self._logging is not None:
+            self._logging.close()
 
     # -- building ------------------------------------------------------------
 
@@ -78,6 +111,9 @@ class Worker:
         subgraph = Subgraph(self, name, (identifier,), arity=1, nested=False,
                             parent=None, index_in_parent=None)
         subgraph.dataflow_id = identifier
+        subgraph.id = self.next_operator_id()
+        if self.logger is not None:
+            self.logger.dataflow(subgraph)
         scope = Scope(self, subgraph, parent=None)
         self._building = True
         try:
@@ -107,14 +143,21 @@ class Worker:
             if self.active:
                 active = sorted(self.active)
                 self.active.clear()
+                logger = self.logger
                 for identifier in active:
                     subgraph = self.dataflows.get(identifier)
                     if subgraph is None:
                         continue
-                    if not subgraph.schedule():
+                    if logger is None or not subgraph.logged:
+                        alive = subgraph.schedule()
+                    else:
+                        alive = logger.scheduled(subgraph.id, subgraph)
+                    if not alive:
                         subgraph.shut_down()
                         del self.dataflows[identifier]
             self.allocator.release()
+            if self.logger is not None:
+                self.logger.step_end()
         finally:
             self._stepping = False
         return bool(self.dataflows)
@@ -166,7 +209,11 @@ class Worker:
         if not self.active:
             self.allocator.receive()
             if not self.active and self.dataflows:
+                if self.logger is not None:
+                    self.logger.park(timeout)
                 self.allocator.park(timeout)
+                if self.logger is not None:
+                    self.logger.unpark()
         return self.step()
 
     def has_dataflows(self) -> bool:
@@ -179,6 +226,8 @@ class Worker:
         """Steps until every dataflow has completed."""
         deadline = None if timeout is None else _time.monotonic() + timeout
         while self.step_or_park(0.001 if self.peers > 1 else 0):
+            if self._logging is not None:
+                self._logging.end_lonely_feeds()
             if self.stalled():
                 raise DataflowError(
                     f"worker {self.index}: dataflows {self.installed_dataflows()} cannot complete: "

@@ -21,6 +21,7 @@ class Allocator:
 
     index: int
     peers: int
+    logger = None          # a timely.logging.Logger while communication events are logged
 
     def allocate(self, identifier: int, on_data):  # pragma: no cover - interface
         raise NotImplementedError
@@ -124,6 +125,7 @@ class BatchingAllocator(Allocator):
         self.queues: dict = {}
         self.callbacks: dict = {}
         self.outboxes = {j: [] for j in range(peers) if j != index}
+        self.sources: dict = {}           # logged channels: identifier -> source of each queued message
 
     def _queue(self, identifier) -> deque:
         q = self.queues.get(identifier)
@@ -142,7 +144,18 @@ class BatchingAllocator(Allocator):
             on_data()                     # data that arrived before the channel existed
         return pushers, Puller(mine)
 
-    def deliver_messages(self, messages) -> None:
+    def track_sources(self, identifier) -> deque:
+        """A deque that receives the sending worker of every message queued
+        for channel ``identifier`` from now on, in queue order (for logs);
+        messages already queued count as from worker -1 (not known)."""
+        sources = self.sources.get(identifier)
+        if sources is None:
+            sources = self.sources[identifier] = deque([-1] * len(self._queue(identifier)))
+        return sources
+
+    def deliver_messages(self, messages, source: int = -1) -> None:
+        if self.sources:
+            self._note_sources(messages, source)
         callbacks = self.callbacks
         for identifier, message in messages:
             self._queue(identifier).append(message)
@@ -150,9 +163,16 @@ class BatchingAllocator(Allocator):
             if callback is not None:
                 callback()
 
-    def deliver_frame(self, frame) -> None:
+    def _note_sources(self, messages, source: int) -> None:
+        sources = self.sources
+        for identifier, _message in messages:
+            noted = sources.get(identifier)
+            if noted is not None:
+                noted.append(source)
+
+    def deliver_frame(self, frame, source: int = -1) -> None:
         """Delivers the messages of a frame held whole in one buffer."""
-        self.deliver_messages(codec.decode(frame))
+        self.deliver_messages(codec.decode(frame), source)
 
     def take_outboxes(self):
         """``(peer, frame parts)`` for every peer with something to send."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import logging
 import os
 import queue
 import socket
@@ -40,6 +41,8 @@ HANDSHAKE_TIMEOUT = 5.0
 CONNECT_TIMEOUT = float(os.environ.get("TIMELY_CONNECT_TIMEOUT", "60"))
 MAX_FRAME = 1 << 30
 BYE = b"timely-bye"
+
+log = logging.getLogger(__name__)
 
 
 class AuthenticationError(TimelyError, ConnectionError):
@@ -200,6 +203,8 @@ def connect_with(listener, index: int, addresses, secret: bytes, local=(),
                         raise TimelyError(f"worker {index}: cannot reach worker {j} at {addresses[j]}")
                     time.sleep(0.05)
             peer = handshake(sock, secret, index, accepting=False)
+            log.info("worker %d: authenticated connection to worker %d at %s:%s",
+                     index, j, *addresses[j][:2])
             if peer != j:
                 raise TimelyError(f"worker {index}: {addresses[j]} answered as worker {peer}, not {j}")
             sockets[j] = sock
@@ -213,12 +218,18 @@ def connect_with(listener, index: int, addresses, secret: bytes, local=(),
                 continue
             try:
                 peer = handshake(sock, secret, index, accepting=True)
-            except AuthenticationError:
+            except AuthenticationError as error:
+                log.warning("worker %d: dropped a connection that failed to authenticate: %s",
+                            index, error)
                 sock.close()          # not one of ours: drop it, keep listening
                 continue
             if peer not in remote or peer < index or peer in sockets:
+                log.warning("worker %d: dropped a connection from unexpected worker %d",
+                            index, peer)
                 sock.close()
                 continue
+            log.info("worker %d: accepted an authenticated connection from worker %d",
+                     index, peer)
             sockets[peer] = sock
     finally:
         listener.close()

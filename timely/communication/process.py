@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import multiprocessing
 import os
 import select
@@ -33,6 +34,8 @@ from timely.communication.threads import WorkerFailed
 
 PREFIX = "timely-"
 RING_BYTES = (1 << 20) + 192      # per ordered pair of workers
+
+log = logging.getLogger(__name__)
 
 
 def _ring_offset(sender: int, receiver: int, peers: int) -> int:
@@ -63,6 +66,8 @@ def sweep_orphans(directory: str = "/dev/shm") -> list[str]:
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(directory, name))
             removed.append(name)
+            log.warning("removed shared-memory segment %s left by launcher %d, which is gone",
+                        name, pid)
     return removed
 
 
@@ -101,39 +106,59 @@ class RingAllocator(BatchingAllocator):
         self.links: dict = {}
         self.inbox: deque = deque()
         self.failure = None
+        self.connection_log: list = []    # (peer, state, detail), for logs registered later
 
     def add_links(self, links: dict) -> None:
         """Connections to workers on other hosts, keyed by worker index; they
         call :meth:`deliver` and :meth:`fail` from their own threads."""
         self.links.update(links)
+        for peer, link in links.items():
+            detail = ""
+            with contextlib.suppress(Exception):
+                host, port = link.sock.getpeername()[:2]
+                detail = f"{host}:{port}"
+            self.connection_log.append((peer, "connected", detail))
+            log.info("worker %d: linked to worker %d at %s", self.index, peer, detail)
 
     def deliver(self, peer: int, frame) -> None:
-        self.inbox.append(frame)
+        self.inbox.append((peer, frame))
         self.bell.ring()
 
     def fail(self, reason: str) -> None:
         if self.failure is None:
             self.failure = reason
+            log.error("worker %d: %s", self.index, reason)
+            if self.logger is not None:
+                self.logger.connection(-1, "failed", reason)
         self.bell.ring()
 
     def receive(self) -> None:
         if self.failure is not None:
             raise WorkerFailed(f"worker {self.index}: {self.failure}")
-        for reader in self.readers.values():
+        logger = self.logger
+        for j, reader in self.readers.items():
             while True:
                 messages = reader.recv_frame()
                 if messages is None:
                     break
-                self.deliver_messages(messages)
+                if logger is not None:
+                    logger.frame(False, j, len(messages), -1)
+                self.deliver_messages(messages, j)
         inbox = self.inbox
         while inbox:
-            self.deliver_frame(inbox.popleft())
+            peer, frame = inbox.popleft()
+            if logger is not None:
+                logger.frame(False, peer, -1, len(frame))
+            self.deliver_frame(frame, peer)
         self.release()
 
     def release(self) -> None:
         rung = set()
         writers = self.writers
+        logger = self.logger
         for j, parts in self.take_outboxes():
+            if logger is not None:
+                logger.frame(True, j, -1, sum(memoryview(p).nbytes for p in parts))
             writer = writers.get(j)
             if writer is None:
                 self.links[j].send(parts)
@@ -169,6 +194,8 @@ class RingAllocator(BatchingAllocator):
             link.bye.wait(max(0.0, deadline - time.monotonic()))
         for link in links:
             link.close()
+            if self.logger is not None:
+                self.logger.connection(link.peer, "closed")
         self.links.clear()
 
     def shutdown(self) -> None:
@@ -225,8 +252,10 @@ def _worker_main(me, layout, name, doorbells, work, options, conn):
         result = work(worker)
         worker.drain()
         allocator.close_links()
+        worker.close()
         conn.send(("ok", result))
     except BaseException as error:  # noqa: BLE001 - reported to the launcher
+        log.error("worker %d failed: %s", first + me, error)
         with contextlib.suppress(Exception):
             conn.send(("error", "".join(traceback.format_exception(error))))
     finally:
@@ -264,6 +293,8 @@ def execute_processes(work, workers: int, *, first: int = 0, peers: int | None =
                     off = _ring_offset(i, j, workers)
                     format_ring(segment.buf[off:off + RING_BYTES])
         layout = (first, workers, peers, connect)
+        log.info("starting workers %d to %d of %d as processes on shared-memory rings",
+                 first, first + workers - 1, peers)
         for me in range(workers):
             receiver, sender = context.Pipe(duplex=False)
             process = context.Process(
@@ -307,6 +338,7 @@ def _supervise(processes, pipes, first=0):
                     continue
                 del waiting[item]
                 if status == "error":
+                    log.error("worker %d failed; stopping the others", first + index)
                     _stop(processes)
                     raise WorkerFailed(f"worker {first + index} failed:\n{value}")
                 results[index] = value
@@ -326,6 +358,8 @@ def _supervise(processes, pipes, first=0):
                     code = process.exitcode
                     how = (f"killed by signal {signal.Signals(-code).name}" if code < 0
                            else f"exited with status {code}")
+                    log.error("worker %d %s before finishing; the others were stopped",
+                              first + index, how)
                     raise WorkerFailed(f"worker {first + index} {how} before finishing")
     for process in processes:
         process.join(5)

@@ -13,6 +13,7 @@ multi-worker behaviour testable in one process.
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
@@ -140,8 +141,11 @@ def execute_threads(work, workers: int, **options):
             worker = Worker(ThreadsAllocator(index, workers, shared), **options)
             results[index] = work(worker)
             worker.drain()
+            worker.close()
         except BaseException as error:  # noqa: BLE001 - reported to the caller below
             errors[index] = error
+            if shared.failure is None:
+                logging.getLogger(__name__).error("worker %d failed: %s", index, error)
             shared.fail(index, "".join(traceback.format_exception(error)))
 
     threads = [threading.Thread(target=run, args=(i,), name=f"timely-worker-{i}", daemon=True)

@@ -160,6 +160,9 @@ class OperatorBuilder:
             pact = pact()      # `timely.Pipeline` may be passed without parentheses
         identifier = self.worker.next_channel_id()
         pusher, puller = pact.connect(self.worker, identifier, self.activator.activate)
+        if self.worker.logger is not None:
+            pusher, puller = self.worker.logger.channel(
+                identifier, self._subgraph, stream.source, (self.index, port), pact, pusher, puller)
         stream.connect_to((self.index, port), pusher)
         # Operators that neither watch nor check frontiers (the stateless record
         # operators build their inputs with notify=False) keep none.

@@ -16,10 +16,15 @@ class Progcaster:
     """Every batch carries the scope's fingerprint: a worker that built a
     different scope is found at the first batch it sends, and named."""
 
-    __slots__ = ("pushers", "puller", "sequence", "worker_index", "fingerprint", "scope")
+    __slots__ = ("pushers", "puller", "sequence", "worker_index", "fingerprint", "scope",
+                 "worker", "identifier", "owner")
 
-    def __init__(self, worker, identifier, on_data, fingerprint: str = "", scope: str = ""):
+    def __init__(self, worker, identifier, on_data, fingerprint: str = "", scope: str = "",
+                 owner=None):
         self.pushers, self.puller = worker.allocator.allocate(identifier, on_data)
+        self.worker = worker
+        self.identifier = identifier
+        self.owner = owner                # the Subgraph, for logs
         self.sequence = 0
         self.worker_index = worker.index
         self.fingerprint = fingerprint
@@ -33,6 +38,8 @@ class Progcaster:
             return
         message = (self.worker_index, self.sequence, self.fingerprint, batch)
         self.sequence += 1
+        if self.worker.logger is not None:
+            self.worker.logger.progress(True, self, message)
         for pusher in self.pushers:
             pusher.push(message)
         for pusher in self.pushers:
@@ -42,6 +49,7 @@ class Progcaster:
         """Adds every batch received so far into ``into``."""
         pull = self.puller.pull
         get = into.get
+        logger = self.worker.logger
         while True:
             message = pull()
             if message is None:
@@ -52,5 +60,7 @@ class Progcaster:
                     f"worker {sender} built a different dataflow than worker "
                     f"{self.worker_index} (scope {self.scope!r}): every worker must build the "
                     "same operators, channels and scopes in the same order")
+            if logger is not None:
+                logger.progress(False, self, message)
             for key, diff in message[3]:
                 into[key] = get(key, 0) + diff

@@ -97,10 +97,11 @@ class Operate:
 class ChildState:
     """A scope's record of one child."""
 
-    __slots__ = ("index", "operator", "local", "notify", "incomplete", "outputs", "watches")
+    __slots__ = ("index", "operator", "local", "notify", "incomplete", "outputs", "watches", "id")
 
-    def __init__(self, index: int, operator: Operate):
+    def __init__(self, index: int, operator: Operate, identifier: int | None = None):
         self.index = index
+        self.id = identifier              # worker-unique, for logs
         self.operator = operator
         self.local = operator.local
         self.notify = list(operator.notify) if operator.notify else [True] * operator.inputs
@@ -149,6 +150,8 @@ class Subgraph(Operate):
         self.fingerprint = ""
         self.done = False
         self.eager = worker.progress_mode == "eager" or worker.peers == 1
+        self.id = None                     # the root's operator identifier (a child's is its ChildState's)
+        self.logged = parent.logged if parent is not None else True
 
     # -- building -----------------------------------------------------------
 
@@ -161,7 +164,9 @@ class Subgraph(Operate):
         return index
 
     def add_child(self, index: int, operator: Operate) -> None:
-        self.children[index] = ChildState(index, operator)
+        child = self.children[index] = ChildState(index, operator, self.worker.next_operator_id())
+        if self.worker.logger is not None:
+            self.worker.logger.operates(self, child)
 
     def add_edge(self, source, target) -> None:
         if self.built:
@@ -310,19 +315,25 @@ class Subgraph(Operate):
         self.scheduling = True
         children = self.children
         node_quiet = self.tracker.node_quiet
+        logger = self.worker.logger if self.logged else None
         try:
             for index in self.activated():
                 child = children[index]
                 operator = child.operator
                 if operator is None:
                     continue
-                incomplete = operator.schedule()
+                if logger is None:
+                    incomplete = operator.schedule()
+                else:
+                    incomplete = logger.scheduled(child.id, operator)
                 if incomplete != child.incomplete:
                     self.incomplete_count += 1 if incomplete else -1
                     child.incomplete = incomplete
                 if not incomplete and node_quiet(index):
                     operator.shut_down()
                     child.operator = None
+                    if logger is not None:
+                        logger.shutdown(child.id)
         finally:
             self.scheduling = False
             self.current = -1
@@ -393,7 +404,10 @@ class Subgraph(Operate):
     def propagate_pointstamps(self) -> None:
         tracker = self.tracker
         final = self.final_pointstamp
+        logger = self.worker.logger if self.logged else None
         if final:
+            if logger is not None:
+                logger.reachability(self, final)
             boundary = tracker.absorb(final)
             final.clear()
             if boundary:
@@ -405,6 +419,8 @@ class Subgraph(Operate):
             child = children[node]
             operator = child.operator
             if operator is not None:
+                if logger is not None:
+                    logger.push_progress(child.id, port, changes)
                 if child.watches[port]:
                     operator.push_frontier(port, changes)
                 if child.notify[port]:
@@ -441,7 +457,12 @@ class Subgraph(Operate):
 
     def shut_down(self) -> None:
         self.done = True
+        logger = self.worker.logger if self.logged else None
         for child in self.children[1:]:
             if child is not None and child.operator is not None:
                 child.operator.shut_down()
                 child.operator = None
+                if logger is not None:
+                    logger.shutdown(child.id)
+        if logger is not None and self.parent is None:
+            logger.shutdown(self.id)

@@ -57,6 +57,11 @@ def enter(stream, child_scope):
     port = child.new_input()
     inner_tee = Tee()
     nub = IngressNub(inner_tee, child.input_messages[port], child.to_inner)
+    worker = child.worker
+    identifier = worker.next_channel_id()
+    if worker.logger is not None:
+        nub = worker.logger.boundary(identifier, child.parent, stream.source,
+                                     (child.index_in_parent, port), "Enter", nub)
     stream.connect_to((child.index_in_parent, port), nub)
     return Stream(child_scope, (0, port), inner_tee)
 
@@ -70,5 +75,10 @@ def leave(stream):
         raise DataflowError("leave: the stream is in a dataflow's root scope")
     port = child.new_output()
     outer_tee = Tee()
-    stream.connect_to((0, port), EgressNub(outer_tee, child.to_outer))
+    nub = EgressNub(outer_tee, child.to_outer)
+    worker = child.worker
+    identifier = worker.next_channel_id()
+    if worker.logger is not None:
+        nub = worker.logger.boundary(identifier, child, stream.source, (0, port), "Leave", nub)
+    stream.connect_to((0, port), nub)
     return Stream(child_scope.parent, (child.index_in_parent, port), outer_tee)
