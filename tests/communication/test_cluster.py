@@ -178,23 +178,32 @@ def test_a_peer_that_dies_fails_the_others(w, tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", LONG, "-w", str(w), "-n", "2", "-p", str(i),
                                "-h", str(hostfile)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(2)]
-    for p in procs:
-        for _ in range(w):
-            assert p.stdout.readline().strip() == "running"
-    procs[1].kill()           # the launcher of host 1; its workers die with it
-    code, out, err = finish(procs[:1], timeout=30)[0]
-    procs[1].wait()
-    assert code != 0
-    # a worker of host 0 names the vanished worker of host 1
-    assert any(f"worker {j} disconnected" in err for j in range(w, 2 * w)), err
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        leftover = [n for n in _our_segments()
-                    if n.split("-")[1] in {str(procs[0].pid), str(procs[1].pid)}]
-        if not leftover:
-            break
-        time.sleep(0.1)
-    assert not leftover
+    try:
+        for p in procs:
+            seen = 0                   # the host's workers print at once: lines may interleave
+            while seen < w:
+                line = p.stdout.readline()
+                assert line, p.stderr.read()
+                seen += line.count("running")
+        procs[1].kill()           # the launcher of host 1; its workers die with it
+        code, out, err = finish(procs[:1], timeout=30)[0]
+        procs[1].wait()
+        assert code != 0
+        # a worker of host 0 names the vanished worker of host 1
+        assert any(f"worker {j} disconnected" in err for j in range(w, 2 * w)), err
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            leftover = [n for n in _our_segments()
+                        if n.split("-")[1] in {str(procs[0].pid), str(procs[1].pid)}]
+            if not leftover:
+                break
+            time.sleep(0.1)
+        assert not leftover
+    finally:
+        for p in procs:          # never leave a host behind, even when an assertion fails
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
 
 def test_missing_secret_is_a_clear_error(tmp_path):

@@ -11,8 +11,9 @@ the answers against Spark's own ``groupBy``, and prints a table of rows/s:
   key and value in [0, 1000); timely sums per (epoch, key), emitting each
   epoch's sums once the epoch is complete.
 
-Both dataflows are vectorized: ``exchange`` routes each batch by its key
-column in C, and :func:`sum_per_epoch` folds each arriving batch with numpy.
+Both dataflows are vectorized: :func:`sum_per_epoch` pre-aggregates each
+batch in a compiled hash table, routes the partial sums by key in C and folds
+them on the key's worker, emitting each epoch once it is complete.
 
 Run: ``python -m timely.examples.spark_pipeline [--words N] [--records N] [--workers W]``
 """
@@ -27,38 +28,29 @@ import time
 import numpy as np
 
 import timely
-from timely.dataflow.channels import Exchange
+from timely.dataflow.channels import Pipeline
 
 
 def sum_per_epoch(stream, key: str = "key", value: str | None = "value", out: str = "total"):
     """Per epoch and ``key``: the sum of ``value`` (or the row count when
     ``value`` is None) as a batch ``(epoch, key, out)``, emitted once the epoch
-    is complete. Exact at any worker count: rows are exchanged by ``key``.
-    Costs per batch one ``np.unique`` and one ``np.bincount``; per epoch one
-    more over the partial sums."""
-    pending: dict = {}
+    is complete. Exact at any worker count: :meth:`~timely.Stream.aggregate`
+    pre-aggregates each batch where it is, exchanges the partial sums by
+    ``key`` and folds them in a compiled hash table."""
+    how = "count" if value is None else "sum"
 
-    def logic(inp, output, notificator):
-        for cap, batch in inp:
-            if not len(batch):
-                continue
-            keys, inverse = np.unique(batch[key], return_inverse=True)
-            weights = None if value is None else batch[value]
-            sums = np.bincount(inverse, weights=weights, minlength=len(keys))
-            if cap.time not in pending:
-                pending[cap.time] = []
-                notificator.notify_at(cap.retain())
-            pending[cap.time].append((keys, sums))
-        for cap, _ in notificator:
-            parts = pending.pop(cap.time)
-            keys, inverse = np.unique(np.concatenate([k for k, _ in parts]), return_inverse=True)
-            sums = np.bincount(inverse, weights=np.concatenate([s for _, s in parts]),
-                               minlength=len(keys))
-            epoch = np.full(len(keys), cap.time, dtype=np.int64)
-            output.session(cap).give_container(
-                timely.Batch({"epoch": epoch, key: keys, out: np.rint(sums).astype(np.int64)}))
+    def stamp(time, totals):
+        epoch = np.full(len(totals), time, dtype=np.int64)
+        return timely.Batch({"epoch": epoch, key: totals[key],
+                             out: totals[how].astype(np.int64, copy=False)})
 
-    return stream.unary_notify(Exchange(key), "SumPerEpoch", [], logic)
+    def constructor(capability, info):
+        def logic(inp, output):
+            for cap, totals in inp:
+                output.session(cap).give_container(stamp(cap.time, totals))
+        return logic
+
+    return stream.aggregate(key, value, how=how).unary(Pipeline(), "StampEpoch", constructor)
 
 
 def session(cores: int = 2):
