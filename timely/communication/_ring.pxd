@@ -42,6 +42,7 @@ cdef class RingReader:
     cdef unsigned char *_dst
     cdef object _dst_obj
 
+    cdef int _peek(self, const void **payload, uint32_t *length, uint32_t *flags) except -1
     cdef _reset_frame(self)
     cdef int _enter_segment(self) except -1
     cdef Py_ssize_t _take(self, const unsigned char *p, Py_ssize_t n) except -1

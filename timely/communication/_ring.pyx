@@ -139,6 +139,17 @@ cdef class RingReader:
         self._borrowed = False
         self._reset_frame()
 
+    cdef int _peek(self, const void **payload, uint32_t *length, uint32_t *flags) except -1:
+        """0 with the next record's payload, length and flags; 1 when the ring is empty."""
+        cdef int rc
+        with nogil:
+            rc = tly_ring_peek(self._mem, payload, length, flags)
+        if rc == TLY_RING_EMPTY:
+            return 1
+        if rc != TLY_RING_OK:
+            raise RingError(f"corrupt ring record (code {rc})")
+        return 0
+
     cdef _reset_frame(self):
         self._head = bytearray()
         self._head_need = -1
@@ -220,15 +231,10 @@ cdef class RingReader:
         cdef const unsigned char *p
         cdef uint32_t length, flags
         cdef Py_ssize_t n, used
-        cdef int rc
         self.release()
         while True:
-            with nogil:
-                rc = tly_ring_peek(self._mem, &payload, &length, &flags)
-            if rc == TLY_RING_EMPTY:
+            if self._peek(&payload, &length, &flags):
                 return None
-            if rc != TLY_RING_OK:
-                raise RingError(f"corrupt ring record (code {rc})")
             p = <const unsigned char *>payload
             n = length
             while n:
@@ -249,15 +255,10 @@ cdef class RingReader:
         """The next complete message as bytes, or None when none is complete yet."""
         cdef const void *payload
         cdef uint32_t length, flags
-        cdef int rc
         self.release()
         while True:
-            with nogil:
-                rc = tly_ring_peek(self._mem, &payload, &length, &flags)
-            if rc == TLY_RING_EMPTY:
+            if self._peek(&payload, &length, &flags):
                 return None
-            if rc != TLY_RING_OK:
-                raise RingError(f"corrupt ring record (code {rc})")
             part = (<const char *>payload)[:length]
             tly_ring_pop(self._mem)
             if flags & TLY_RING_MORE:
@@ -278,14 +279,9 @@ cdef class RingReader:
         several chunks is reassembled into bytes. None when none is complete."""
         cdef const void *payload
         cdef uint32_t length, flags
-        cdef int rc
         self.release()
-        with nogil:
-            rc = tly_ring_peek(self._mem, &payload, &length, &flags)
-        if rc == TLY_RING_EMPTY:
+        if self._peek(&payload, &length, &flags):
             return None
-        if rc != TLY_RING_OK:
-            raise RingError(f"corrupt ring record (code {rc})")
         if (flags & TLY_RING_MORE) or self._parts:
             return self.recv()
         cdef Py_ssize_t offset = <const unsigned char *>payload - self._mem
