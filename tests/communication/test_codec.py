@@ -15,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 
 from timely import Batch
 from timely.communication import codec
+from timely.dataflow import _columnar
 from timely.communication._ring import RingReader, RingWriter, format_ring
 from timely.communication.codec import SMALL_FRAME, FrameError, Header, decode, encode
 
@@ -171,6 +172,41 @@ def test_columnar_messages_travel_as_raw_segments():
     assert header.kinds == [codec.COLUMN] * 3
     assert header.sizes == [80, 40, 10]
     assert header.dtypes == [np.dtype("<i8"), np.dtype("<f4"), np.dtype("<u2")]
+
+
+def test_a_column_of_str_travels_raw_not_pickled():
+    words = np.array(["", "héllo", "日本", "a" * 300], dtype=object)
+    batch = Batch(w=words, k=np.arange(4))
+    frame = joined(encode([(0, (0, batch))]))
+    header = Header(frame)
+    assert header.kinds == [codec.STRINGS, codec.COLUMN]
+    assert "héllo".encode() not in bytes(header.pickled)
+    assert same(decode(frame), [(0, (0, batch))])
+    assert same(round_trip([(1, (2, words))]), [(1, (2, words))])
+
+
+@given(st.lists(st.text(), max_size=50))
+def test_str_columns_round_trip_through_their_raw_form(values):
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    encoded = _columnar.encode_strings(column)
+    if any("\ud800" <= ch <= "\udfff" for v in values for ch in v):
+        assert encoded is None          # lone surrogates have no UTF-8: pickled instead
+        return
+    assert _columnar.decode_strings(encoded).tolist() == values
+
+
+def test_a_corrupt_str_column_is_a_frame_error():
+    batch = Batch(w=np.array(["ab", "cd"], dtype=object))
+    frame = bytearray(joined(encode([(0, (0, batch))])))
+    header = Header(frame)
+    start = header.length + (-header.length % 8)
+    struct.pack_into("<q", frame, start + 8 + 8, 99)      # an offset past the bytes
+    with pytest.raises(FrameError, match="string column"):
+        decode(frame)
+    for bad in (b"", struct.pack("<q", -1), struct.pack("<qqq", 1, 0, 5)):
+        with pytest.raises(ValueError):
+            _columnar.decode_strings(bad)
 
 
 def test_object_columns_are_pickled():

@@ -4,7 +4,8 @@ A frame carries every message a worker sends to one peer during a step, as
 ``[(channel identifier, message), ...]``. Columnar data is never pickled: a
 message ``(time, Batch)`` or ``(time, ndarray)`` travels as its column
 descriptors (dtype, length) in the frame header and each column's bytes as
-a raw segment. Everything else (channel identifiers, times, lists of Python
+a raw segment; a column of Python str travels as its row count, byte offsets
+and UTF-8 bytes (a batch with any other object column is pickled whole). Everything else (channel identifiers, times, lists of Python
 records, progress batches) is pickled with protocol 5, its out-of-band
 buffers (numpy arrays inside records, for instance) again as raw segments.
 Pickle crosses only between the computation's own workers.
@@ -13,7 +14,7 @@ Layout, little-endian::
 
     magic b"TLYF" | version u16 | reserved u16 | header length u64
     segment count u32 | pickle length u32
-    per segment: byte length u64 | kind u8 (0 column, 1 pickle buffer)
+    per segment: byte length u64 | kind u8 (0 column, 1 pickle buffer, 2 str column)
                  | dtype length u8 | dtype (numpy ``dtype.str``, ASCII)
     pickled envelope
     then each segment's bytes, each padded to a multiple of 8
@@ -33,6 +34,7 @@ import struct
 
 import numpy as np
 
+from timely.dataflow._columnar import decode_strings, encode_strings
 from timely.dataflow.batch import Batch
 from timely.errors import TimelyError
 
@@ -41,7 +43,7 @@ VERSION = 1
 _PREFIX = struct.Struct("<4sHHQII")        # magic, version, reserved, header length, segments, pickle
 PREFIX_BYTES = _PREFIX.size                  # 24
 _SEGMENT = struct.Struct("<QBB")
-COLUMN, BUFFER = 0, 1
+COLUMN, BUFFER, STRINGS = 0, 1, 2
 _PAD = bytes(8)
 # Frames smaller than this are joined into one buffer before sending.
 SMALL_FRAME = 1 << 16
@@ -57,6 +59,23 @@ def _raw(column: np.ndarray) -> bool:
     return dtype.kind in "biufcmMSV" and not dtype.hasobject and dtype.names is None
 
 
+def _columns(arrays):
+    """``[(buffer, kind)]`` for columns that go raw (numbers as they are, str
+    columns as offsets and UTF-8 bytes), or None when one must be pickled."""
+    out = []
+    for column in arrays:
+        if _raw(column):
+            out.append((np.ascontiguousarray(column), COLUMN))
+        elif column.dtype.kind == "O":
+            encoded = encode_strings(column)
+            if encoded is None:
+                return None
+            out.append((encoded, STRINGS))
+        else:
+            return None
+    return out
+
+
 def encode(messages) -> list:
     """The frame for ``[(identifier, message), ...]`` as a list of buffers
     to send back to back (the header first). Column bytes are not copied."""
@@ -67,16 +86,17 @@ def encode(messages) -> list:
         if type(message) is tuple and len(message) == 2:
             data = message[1]
             if type(data) is Batch and data._columns:
-                columns = data._columns
-                if all(_raw(c) for c in columns.values()):
-                    envelope.append((entry[0], message[0], tuple(columns), len(segments)))
-                    for column in columns.values():
-                        segments.append((np.ascontiguousarray(column), COLUMN))
+                raw = _columns(data._columns.values())
+                if raw is not None:
+                    envelope.append((entry[0], message[0], tuple(data._columns), len(segments)))
+                    segments.extend(raw)
                     continue
-            elif type(data) is np.ndarray and data.ndim == 1 and _raw(data):
-                envelope.append((entry[0], message[0], None, len(segments)))
-                segments.append((np.ascontiguousarray(data), COLUMN))
-                continue
+            elif type(data) is np.ndarray and data.ndim == 1:
+                raw = _columns([data])
+                if raw is not None:
+                    envelope.append((entry[0], message[0], None, len(segments)))
+                    segments.extend(raw)
+                    continue
         envelope.append(entry)
 
     def out_of_band(buffer):
@@ -142,7 +162,7 @@ class Header:
                     dtype = np.dtype(bytes(header[position:position + dtlen]).decode("ascii"))
                     if dtype.hasobject or nbytes % max(dtype.itemsize, 1):
                         raise FrameError(f"column segment of {nbytes} bytes and dtype {dtype}")
-                elif kind != BUFFER:
+                elif kind not in (BUFFER, STRINGS):
                     raise FrameError(f"unknown segment kind {kind}")
                 position += dtlen
                 sizes.append(nbytes)
@@ -174,10 +194,17 @@ class Header:
         """``[(identifier, message), ...]`` given every segment's contents."""
         buffers = [s for s, k in zip(segments, self.kinds) if k == BUFFER]
         envelope = pickle.loads(self.pickled, buffers=buffers)
-        columns = [s if s.dtype == d else s.view(d)
-                   for s, k, d in zip(segments, self.kinds, self.dtypes) if k == COLUMN]
+        columns = []
+        for segment, kind, dtype in zip(segments, self.kinds, self.dtypes):
+            if kind == COLUMN:
+                columns.append(segment if segment.dtype == dtype else segment.view(dtype))
+            elif kind == STRINGS:
+                try:
+                    columns.append(decode_strings(segment))
+                except (ValueError, UnicodeDecodeError) as error:
+                    raise FrameError(f"corrupt string column: {error}") from None
         # Column segments are numbered among all segments; map them.
-        index = [i for i, k in enumerate(self.kinds) if k == COLUMN]
+        index = [i for i, k in enumerate(self.kinds) if k != BUFFER]
         where = {seg: n for n, seg in enumerate(index)}
         out = []
         for entry in envelope:

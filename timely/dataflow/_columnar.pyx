@@ -10,8 +10,9 @@ import numpy as np
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_AsLongLong
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 tly_hash_init()
 
@@ -122,3 +123,62 @@ def partition(dest, Py_ssize_t peers):
         with nogil:
             tly_partition(&d[0], n, peers, &counts[0], &order[0])
     return order_array, counts_array
+
+
+def encode_strings(values):
+    """A column of Python str as one raw buffer: the row count and the n + 1
+    byte offsets (int64), then the UTF-8 bytes of every row back to back.
+    None when a row is not a str (or cannot be UTF-8: a lone surrogate)."""
+    cdef object[:] rows = values
+    cdef Py_ssize_t n = rows.shape[0], i, size, total = 0
+    cdef const char *utf8
+    cdef object row
+    head = np.empty(n + 2, dtype=np.int64)
+    cdef int64_t[::1] offsets = head
+    offsets[0] = n
+    offsets[1] = 0
+    for i in range(n):
+        row = rows[i]
+        if type(row) is not str:
+            return None
+        try:
+            PyUnicode_AsUTF8AndSize(row, &size)
+        except UnicodeEncodeError:
+            return None
+        total += size
+        offsets[i + 2] = total
+    out = np.empty(8 * (n + 2) + total, dtype=np.uint8)
+    cdef unsigned char[::1] target = out
+    memcpy(&target[0], &offsets[0], 8 * (n + 2))
+    cdef unsigned char *data = &target[0] + 8 * (n + 2)
+    for i in range(n):
+        utf8 = PyUnicode_AsUTF8AndSize(rows[i], &size)     # cached by the first pass
+        memcpy(data + offsets[i + 1], utf8, size)
+    return out
+
+
+def decode_strings(buffer):
+    """The object array of str that :func:`encode_strings` encoded; raises
+    ValueError on a buffer whose counts or offsets do not fit it."""
+    cdef const unsigned char[::1] raw = memoryview(buffer).cast("B")
+    cdef Py_ssize_t length = raw.shape[0], n, i
+    cdef int64_t count
+    if length < 8:
+        raise ValueError(f"a string column of {length} bytes has no row count")
+    memcpy(&count, &raw[0], 8)
+    if count < 0 or 8 * (count + 2) > length:
+        raise ValueError(f"a string column of {length} bytes cannot hold {count} rows")
+    n = count
+    cdef const int64_t *offsets = <const int64_t *>(&raw[0] + 8)
+    cdef const char *data = <const char *>(&raw[0] + 8 * (n + 2))
+    cdef int64_t size = length - 8 * (n + 2)
+    if offsets[0] != 0 or offsets[n] != size:
+        raise ValueError("string column offsets do not match its bytes")
+    for i in range(n):
+        if offsets[i + 1] < offsets[i]:
+            raise ValueError(f"string column offsets decrease at row {i}")
+    out = np.empty(n, dtype=object)
+    cdef object[:] rows = out
+    for i in range(n):
+        rows[i] = PyUnicode_DecodeUTF8(data + offsets[i], offsets[i + 1] - offsets[i], NULL)
+    return out
