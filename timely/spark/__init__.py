@@ -142,6 +142,7 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
         while worker.step_or_park(0.01):
             yield from emit()
         yield from emit()
+        worker.close()                    # ends the worker's log streams, if any
         task.allocator.close_links()
     finally:
         task.allocator.shutdown()
