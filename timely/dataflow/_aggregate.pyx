@@ -88,8 +88,14 @@ cdef inline uint64_t hash_bytes(const unsigned char *p, Py_ssize_t width) noexce
     return h ^ (h >> 29)
 
 
-cdef int64_t *grow_i64(int64_t *p, Py_ssize_t old, Py_ssize_t new, int64_t fill) except NULL:
-    cdef int64_t *q = <int64_t *>realloc(p, <size_t>new * sizeof(int64_t) if new else 8)
+ctypedef fused number:
+    int64_t
+    double
+
+
+cdef number *grow(number *p, Py_ssize_t old, Py_ssize_t new, number fill) except NULL:
+    """``p`` reallocated to ``new`` items, those past ``old`` set to ``fill``."""
+    cdef number *q = <number *>realloc(p, <size_t>new * sizeof(number) if new else 8)
     cdef Py_ssize_t i
     if q == NULL:
         raise MemoryError()
@@ -98,14 +104,41 @@ cdef int64_t *grow_i64(int64_t *p, Py_ssize_t old, Py_ssize_t new, int64_t fill)
     return q
 
 
-cdef double *grow_f64(double *p, Py_ssize_t old, Py_ssize_t new, double fill) except NULL:
-    cdef double *q = <double *>realloc(p, <size_t>new * sizeof(double) if new else 8)
+@cython.overflowcheck(False)  # int64 sums wrap modulo 2**64 on purpose
+cdef void fold_values(number *sums, number *mins, number *maxs, const int64_t *ids,
+                      Py_ssize_t n, const number *sv, const number *lo,
+                      const number *hi) noexcept nogil:
+    """Folds values into the accumulators that are not NULL."""
     cdef Py_ssize_t i
-    if q == NULL:
-        raise MemoryError()
-    for i in range(old, new):
-        q[i] = fill
-    return q
+    cdef int64_t g
+    cdef number x
+    if sums != NULL:
+        for i in range(n):
+            g = ids[i]
+            if number is int64_t:
+                sums[g] = <int64_t>(<uint64_t>sums[g] + <uint64_t>sv[i])
+            else:
+                sums[g] += sv[i]
+    if mins != NULL:
+        for i in range(n):
+            g = ids[i]
+            x = lo[i]
+            if number is double:
+                if x < mins[g] or x != x:       # NaN sticks, as in np.min
+                    mins[g] = x
+            else:
+                if x < mins[g]:
+                    mins[g] = x
+    if maxs != NULL:
+        for i in range(n):
+            g = ids[i]
+            x = hi[i]
+            if number is double:
+                if x > maxs[g] or x != x:
+                    maxs[g] = x
+            else:
+                if x > maxs[g]:
+                    maxs[g] = x
 
 
 cdef inline const void *data_of(object array) noexcept:
@@ -245,32 +278,32 @@ cdef class GroupBy:
         if need <= old:
             return 0
         cap = max(need, 2 * old, 8)
-        self.hashes = <uint64_t *>grow_i64(<int64_t *>self.hashes, old, cap, 0)
+        self.hashes = <uint64_t *>grow(<int64_t *>self.hashes, old, cap, 0)
         if self.mode == KEYS_INT:
-            self.ikeys = grow_i64(self.ikeys, old, cap, 0)
+            self.ikeys = grow(self.ikeys, old, cap, 0)
         elif self.mode == KEYS_FIXED:
             fk = <unsigned char *>realloc(self.fkeys, <size_t>(cap * self.width) + 1)
             if fk == NULL:
                 raise MemoryError()
             self.fkeys = fk
         elif self.mode == KEYS_OBJECT:
-            self.okeys = <PyObject **>grow_i64(<int64_t *>self.okeys, old, cap, 0)
+            self.okeys = <PyObject **>grow(<int64_t *>self.okeys, old, cap, 0)
         if self.count_on:
-            self.count = grow_i64(self.count, old, cap, 0)
+            self.count = grow(self.count, old, cap, 0)
         if self.vkind == VALUES_INT:
             if self.sum_on:
-                self.isum = grow_i64(self.isum, old, cap, 0)
+                self.isum = grow(self.isum, old, cap, 0)
             if self.min_on:
-                self.imin = grow_i64(self.imin, old, cap, INT64_MAX)
+                self.imin = grow(self.imin, old, cap, INT64_MAX)
             if self.max_on:
-                self.imax = grow_i64(self.imax, old, cap, INT64_MIN)
+                self.imax = grow(self.imax, old, cap, INT64_MIN)
         elif self.vkind == VALUES_FLOAT:
             if self.sum_on:
-                self.fsum = grow_f64(self.fsum, old, cap, 0.0)
+                self.fsum = grow(self.fsum, old, cap, 0.0)
             if self.min_on:
-                self.fmin = grow_f64(self.fmin, old, cap, INFINITY)
+                self.fmin = grow(self.fmin, old, cap, INFINITY)
             if self.max_on:
-                self.fmax = grow_f64(self.fmax, old, cap, -INFINITY)
+                self.fmax = grow(self.fmax, old, cap, -INFINITY)
         self.capacity = cap
         bits = 4
         while (<Py_ssize_t>1 << bits) < 2 * cap:
@@ -278,7 +311,7 @@ cdef class GroupBy:
         slots = <Py_ssize_t>1 << bits
         free(self.index)
         self.index = NULL
-        self.index = grow_i64(NULL, 0, slots, -1)
+        self.index = grow(<int64_t *>NULL, 0, slots, -1)
         self.slots = slots
         self.shift = 64 - bits
         mask = <uint64_t>(slots - 1)
@@ -477,18 +510,12 @@ cdef class GroupBy:
             ids[i] = g
         return 0
 
-    @cython.overflowcheck(False)  # int64 sums wrap modulo 2**64 on purpose
+    @cython.overflowcheck(False)  # counts wrap like sums rather than check without the GIL
     cdef void fold(self, const int64_t *ids, Py_ssize_t n, const int64_t *counts,
                    const void *sums, const void *mins, const void *maxs) noexcept nogil:
         """Folds rows (``counts`` NULL: each row counts 1) or partial aggregates."""
         cdef Py_ssize_t i
-        cdef int64_t g
         cdef int64_t *acc
-        cdef double *facc
-        cdef const int64_t *iv
-        cdef const double *fv
-        cdef int64_t x
-        cdef double y
         if self.count_on:
             acc = self.count
             if counts == NULL:
@@ -498,50 +525,15 @@ cdef class GroupBy:
                 for i in range(n):
                     acc[ids[i]] += counts[i]
         if self.vkind == VALUES_INT:
-            if self.sum_on:
-                acc = self.isum
-                iv = <const int64_t *>sums
-                for i in range(n):
-                    g = ids[i]
-                    acc[g] = <int64_t>(<uint64_t>acc[g] + <uint64_t>iv[i])
-            if self.min_on:
-                acc = self.imin
-                iv = <const int64_t *>mins
-                for i in range(n):
-                    g = ids[i]
-                    x = iv[i]
-                    if x < acc[g]:
-                        acc[g] = x
-            if self.max_on:
-                acc = self.imax
-                iv = <const int64_t *>maxs
-                for i in range(n):
-                    g = ids[i]
-                    x = iv[i]
-                    if x > acc[g]:
-                        acc[g] = x
+            fold_values(self.isum if self.sum_on else <int64_t *>NULL,
+                        self.imin if self.min_on else <int64_t *>NULL,
+                        self.imax if self.max_on else <int64_t *>NULL, ids, n,
+                        <const int64_t *>sums, <const int64_t *>mins, <const int64_t *>maxs)
         elif self.vkind == VALUES_FLOAT:
-            if self.sum_on:
-                facc = self.fsum
-                fv = <const double *>sums
-                for i in range(n):
-                    facc[ids[i]] += fv[i]
-            if self.min_on:
-                facc = self.fmin
-                fv = <const double *>mins
-                for i in range(n):
-                    g = ids[i]
-                    y = fv[i]
-                    if y < facc[g] or y != y:     # NaN sticks, as in np.min
-                        facc[g] = y
-            if self.max_on:
-                facc = self.fmax
-                fv = <const double *>maxs
-                for i in range(n):
-                    g = ids[i]
-                    y = fv[i]
-                    if y > facc[g] or y != y:
-                        facc[g] = y
+            fold_values(self.fsum if self.sum_on else <double *>NULL,
+                        self.fmin if self.min_on else <double *>NULL,
+                        self.fmax if self.max_on else <double *>NULL, ids, n,
+                        <const double *>sums, <const double *>mins, <const double *>maxs)
 
     cdef int absorb(self, object keys, object counts, object sums, object mins,
                     object maxs) except -1:
