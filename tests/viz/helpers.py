@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import timely
+from timely.examples.viz import collatz_loop
 from timely.logging import capture_to
 
 RECORDS = 40
-
-
-def collatz(x: int) -> int:
-    return x // 2 if x % 2 == 0 else 3 * x + 1
 
 
 def nested_dataflow(worker, epochs: int = 2, records: int = RECORDS):
@@ -17,15 +14,7 @@ def nested_dataflow(worker, epochs: int = 2, records: int = RECORDS):
     exchanges and steps) -> count -> probe; every record iterates down to 1."""
     with worker.dataflow() as scope:
         handle, stream = scope.new_input()
-        with scope.iterative("Collatz") as inner:
-            loop, looped = inner.feedback(1)
-            body = stream.enter(inner).concat(looped)
-            with inner.region("Step") as region:
-                stepped = body.enter(region).exchange(lambda x: x).map(collatz).leave()
-            more, done = stepped.branch(lambda t, x: x == 1)
-            more.connect_loop(loop)
-            result = done.leave()
-        probe = result.exchange(lambda x: 0).count().probe()
+        probe = collatz_loop(scope, stream).exchange(lambda x: 0).count().probe()
     for epoch in range(epochs):
         if worker.index == 0:
             for x in range(2, records + 2):

@@ -44,9 +44,10 @@ def collatz(x: int) -> int:
     return x // 2 if x % 2 == 0 else 3 * x + 1
 
 
-def build(scope):
-    """The dataflow; returns its input handle and the captured counts."""
-    handle, stream = scope.new_input()
+def collatz_loop(scope, stream):
+    """``stream`` through an iterative scope "Collatz": a loop around a region
+    "Step" that exchanges and steps each record until it reaches 1; returns
+    the records that reached 1, back in ``scope``."""
     with scope.iterative("Collatz") as inner:
         loop, looped = inner.feedback(1)
         body = stream.enter(inner).concat(looped)
@@ -54,8 +55,13 @@ def build(scope):
             stepped = body.enter(region).exchange(lambda x: x).map(collatz).leave()
         more, done = stepped.branch(lambda t, x: x == 1)
         more.connect_loop(loop)
-        reached = done.leave()
-    counts = reached.exchange(lambda x: 0).count().capture()
+        return done.leave()
+
+
+def build(scope):
+    """The dataflow; returns its input handle and the captured counts."""
+    handle, stream = scope.new_input()
+    counts = collatz_loop(scope, stream).exchange(lambda x: 0).count().capture()
     return handle, counts
 
 
