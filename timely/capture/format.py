@@ -565,6 +565,18 @@ def _fail(message: str, offset: int):
     raise CaptureFormatError(f"{message} (at byte offset {offset})", offset)
 
 
+def _length(mv, pos: int, end: int, per_item: int, what: str, where: int):
+    """``(n, position after it)``: the u32 length at ``pos``, refused when the
+    frame cannot hold ``n`` items of at least ``per_item`` bytes after it."""
+    if pos + 4 > end:
+        _fail("a length runs past the end of its frame", where)
+    n = _U32.unpack_from(mv, pos)[0]
+    pos += 4
+    if per_item * n > end - pos:
+        _fail(f"{what.format(n=n)} runs past the end of its frame", where)
+    return n, pos
+
+
 def _decode_record(mv, pos: int, end: int, depth: int, allow_pickle: bool, base: int):
     """``(record, next position)`` of the tagged record at ``pos``."""
     if pos >= end:
@@ -577,13 +589,8 @@ def _decode_record(mv, pos: int, end: int, depth: int, allow_pickle: bool, base:
             _fail("an int runs past the end of its frame", base + at)
         return _I64_AT(mv, pos)[0], pos + 8
     if tag == 0x73 or tag == 0x62:                             # 's', 'b'
-        if pos + 4 > end:
-            _fail("a length runs past the end of its frame", base + at)
-        n = _U32.unpack_from(mv, pos)[0]
-        pos += 4
-        if n > end - pos:
-            _fail(f"a {'str' if tag == 0x73 else 'bytes'} of {n} bytes runs past the end "
-                  f"of its frame", base + at)
+        kind = "str" if tag == 0x73 else "bytes"
+        n, pos = _length(mv, pos, end, 1, f"a {kind} of {{n}} bytes", base + at)
         if tag == 0x62:
             return bytes(mv[pos:pos + n]), pos + n
         try:
@@ -603,14 +610,10 @@ def _decode_record(mv, pos: int, end: int, depth: int, allow_pickle: bool, base:
     if tag == 0x74 or tag == 0x6C or tag == 0x64:              # 't', 'l', 'd'
         if depth >= MAX_DEPTH:
             _fail(f"records nest deeper than {MAX_DEPTH} levels", base + at)
-        if pos + 4 > end:
-            _fail("a length runs past the end of its frame", base + at)
-        n = _U32.unpack_from(mv, pos)[0]
-        pos += 4
         # Every record takes at least one byte: a count the frame cannot hold
         # is rejected before anything is built.
-        if (2 * n if tag == 0x64 else n) > end - pos:
-            _fail(f"a container of {n} items runs past the end of its frame", base + at)
+        n, pos = _length(mv, pos, end, 2 if tag == 0x64 else 1, "a container of {n} items",
+                         base + at)
         depth += 1
         if tag == 0x64:
             out: dict = {}
@@ -625,20 +628,10 @@ def _decode_record(mv, pos: int, end: int, depth: int, allow_pickle: bool, base:
         items, pos = _decode_items(mv, pos, end, n, depth, allow_pickle, base)
         return (tuple(items) if tag == 0x74 else items), pos
     if tag == 0x49:                                            # 'I'
-        if pos + 4 > end:
-            _fail("a length runs past the end of its frame", base + at)
-        n = _U32.unpack_from(mv, pos)[0]
-        pos += 4
-        if n > end - pos:
-            _fail(f"an int of {n} bytes runs past the end of its frame", base + at)
+        n, pos = _length(mv, pos, end, 1, "an int of {n} bytes", base + at)
         return int.from_bytes(mv[pos:pos + n], "little", signed=True), pos + n
     if tag == 0x70:                                            # 'p'
-        if pos + 4 > end:
-            _fail("a length runs past the end of its frame", base + at)
-        n = _U32.unpack_from(mv, pos)[0]
-        pos += 4
-        if n > end - pos:
-            _fail(f"a pickle of {n} bytes runs past the end of its frame", base + at)
+        n, pos = _length(mv, pos, end, 1, "a pickle of {n} bytes", base + at)
         return _unpickle(mv[pos:pos + n], allow_pickle, base + at), pos + n
     _fail(f"unknown record tag 0x{tag:02x}", base + at)
 
