@@ -79,22 +79,25 @@ def replay_work(worker, make_sources):
     return got.extract(), counts.extract(), probe.frontier().is_empty()
 
 
+def links_for(events_per_source: list, worker) -> list:
+    """An EventLink holding each event list of ``worker``'s share of the sources."""
+    links = []
+    for events in share(events_per_source, worker):
+        link = EventLink()
+        for event in events:
+            link.push(event)
+        links.append(link)
+    return links
+
+
 def replay_links(events_per_source: list, workers: int):
     """Replays the event lists (one per source) at ``workers`` workers, each worker
     its share; returns the merged extract and counts, and whether every worker
     saw the frontier empty at the end."""
 
-    def sources(worker):
-        links = []
-        for events in share(events_per_source, worker):
-            link = EventLink()
-            for event in events:
-                link.push(event)
-            links.append(link)
-        return links
-
-    results = timely.execute(lambda w: replay_work(w, sources), workers=workers,
-                             check_progress=True)
+    results = timely.execute(
+        lambda w: replay_work(w, lambda worker: links_for(events_per_source, worker)),
+        workers=workers, check_progress=True)
     return (merge([r[0] for r in results]), merge_counts([r[1] for r in results]),
             all(r[2] for r in results))
 

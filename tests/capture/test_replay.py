@@ -9,6 +9,7 @@ import timely
 from tests.capture.helpers import (
     capture_to_files,
     capture_to_links,
+    links_for,
     merge,
     replay_files,
     replay_links,
@@ -126,19 +127,10 @@ def test_loop_output_and_inside(workers):
 
     for replayers in other_counts(workers):
         def replay(worker):
-            def links(events):
-                out = []
-                for evs in share(events, worker):
-                    link = EventLink()
-                    for e in evs:
-                        link.push(e)
-                    out.append(link)
-                return out
-
             with worker.dataflow() as scope:
-                outer = replay_into(links(outer_events), scope).capture()
+                outer = replay_into(links_for(outer_events, worker), scope).capture()
                 with scope.iterative() as inner:
-                    replayed_inside = replay_into(links(inner_events), inner)
+                    replayed_inside = replay_into(links_for(inner_events, worker), inner)
                     inside = replayed_inside.capture()
                     replayed_inside.leave()
             worker.drain()
@@ -156,13 +148,7 @@ def test_replay_downstream_sees_complete_times():
 
     def work(worker):
         def sources():
-            out = []
-            for evs in share(events, worker):
-                link = EventLink()
-                for e in evs:
-                    link.push(e)
-                out.append(link)
-            return out
+            return links_for(events, worker)
 
         seen = {}
         completed = []
