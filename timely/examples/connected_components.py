@@ -73,6 +73,14 @@ def union_find_labels(nodes: int, edges) -> list[int]:
     return [find(x) for x in range(nodes)]
 
 
+def fold_least(least: dict, proposals) -> None:
+    """Keeps in ``least`` the smallest label proposed for each node."""
+    for node, label in proposals:
+        held = least.get(node)
+        if held is None or label < held:
+            least[node] = label
+
+
 def propagate(edges, proposals, iterations: list):
     """The ``Propagate`` operator: ``(PROPOSE, (neighbour, label))`` records for the
     loop and ``(IMPROVED, (node, label))`` records for the output, per iteration."""
@@ -94,10 +102,7 @@ def propagate(edges, proposals, iterations: list):
             if least is None:
                 least = best[t] = {}
                 notificator.notify_at(cap)
-            for node, label in data:
-                held = least.get(node)
-                if held is None or label < held:
-                    least[node] = label
+            fold_least(least, data)
         for cap, _ in notificator:
             t = cap.time
             # Edges first: an edge at this time must see this time's labels.
@@ -137,10 +142,7 @@ def least_label(stream):
             if least is None:
                 least = pending[cap.time] = {}
                 notificator.notify_at(cap)
-            for node, label in data:
-                held = least.get(node)
-                if held is None or label < held:
-                    least[node] = label
+            fold_least(least, data)
         for cap, _ in notificator:
             output.session(cap).give_iterator(sorted(pending.pop(cap.time).items()))
 
