@@ -46,9 +46,8 @@ def meet(rounds: int = 5, delay_ms: float = 20.0, workers: int = 1, args=None, *
     :func:`timely.execute_from_args` does, else on ``workers`` processes.
     """
     work = functools.partial(_work, rounds=rounds, delay_ms=delay_ms)
-    if args is not None:
-        return timely.execute_from_args(args, work, **options)
-    return timely.execute(work, workers=workers, **options)
+    return timely.execute_from_args(args if args is not None else ["-w", str(workers)], work,
+                                    **options)
 
 
 def check(stamps) -> None:

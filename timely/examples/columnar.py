@@ -97,10 +97,8 @@ def summarize(
     °F, computed by the dataflow (with ``args``, a command line's
     ``-w -n -p -h``; else on ``workers`` processes)."""
     work = functools.partial(_work, rows=rows, epochs=epochs, seed=seed)
-    if args is not None:
-        parts = timely.execute_from_args(args, work, **options)
-    else:
-        parts = timely.execute(work, workers=workers, **options)
+    parts = timely.execute_from_args(args if args is not None else ["-w", str(workers)], work,
+                                     **options)
     table: dict = {}
     for part in parts:
         if table.keys() & part.keys():
