@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 
 import numpy as np
 
@@ -111,7 +112,7 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
     task = TaskWorker(index, peers, all_gather, host)
     try:
         worker = Worker(task.allocator, **options)
-        out: list = []
+        out: deque = deque()
 
         def collect(input_):
             for _, data in input_:
@@ -123,7 +124,7 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
 
         def emit():
             while out:
-                data = out.pop(0)
+                data = out.popleft()
                 if not isinstance(data, Batch):
                     raise TimelyError(f"the dataflow's output carries {type(data).__name__}, "
                                       "not timely.Batch")
