@@ -34,17 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from timely.logging import events as ev
-
-
-def less_equal(a, b) -> bool:
-    """The product partial order on int and tuple times."""
-    if type(a) is int and type(b) is int:
-        return a <= b
-    if type(a) is int:
-        a = (a,)
-    if type(b) is int:
-        b = (b,)
-    return len(a) == len(b) and all(x <= y for x, y in zip(a, b))
+from timely.progress.timestamp import less_equal
 
 
 def format_time(t) -> str:
@@ -180,6 +170,7 @@ class Model:
     """The dataflows and their measurements, folded from log events.
 
     >>> from timely.logging import events as ev
+from timely.progress.timestamp import less_equal
     >>> m = Model.from_events([
     ...     (0, 0, ev.OperatesEvent(0, (0,), "Dataflow", 0, 0, True)),
     ...     (1, 0, ev.OperatesEvent(1, (0, 1), "Input", 0, 1)),
