@@ -133,6 +133,38 @@ def test_object_columns_and_arrays():
         assert same_event(a, b)
 
 
+def test_str_columns_are_written_as_offsets_and_utf8():
+    words = np.array(["", "héllo", "日本", "a" * 70], dtype=object)
+    batch = Batch(w=words, k=np.arange(4))
+    data = write([Messages(0, batch)])
+    assert b"|utf8" in data and b"|O" not in data
+    (event,) = read_all(data)
+    assert event.data["w"].tolist() == words.tolist()
+    mixed = Batch(w=np.array(["a", 1], dtype=object))
+    assert b"|O" in write([Messages(0, mixed)])
+
+
+def test_a_corrupt_str_column_names_its_offset():
+    batch = Batch(w=np.array(["ab", "cd"], dtype=object))
+    data = bytearray(write([Messages(0, batch)]))
+    body = data.index(b"abcd")
+    struct.pack_into("<q", data, body - 8, 7)          # the last offset past the bytes
+    with pytest.raises(CaptureFormatError) as caught:
+        read_all(rechecksummed(data), follow=False)
+    assert "str column" in str(caught.value) and caught.value.offset is not None
+
+
+def rechecksummed(data: bytearray) -> bytes:
+    """``data`` with every frame's CRC-32 recomputed (so the decoder sees the change)."""
+    pos = len(MAGIC) + 4
+    while pos < len(data):
+        length = struct.unpack_from("<I", data, pos)[0]
+        payload = bytes(data[pos + 8:pos + 8 + length])
+        struct.pack_into("<I", data, pos + 4, zlib.crc32(payload))
+        pos += 8 + length
+    return bytes(data)
+
+
 def test_large_batch_frames_are_aligned_views():
     batch = Batch({"a": np.arange(200_000, dtype=np.int64),
                    "b": np.arange(200_000, dtype=np.float64),

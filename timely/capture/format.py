@@ -52,7 +52,9 @@ Containers (the body of a messages frame), by the byte that names them:
 ``dtype`` is ``u8`` length + ASCII: numpy's ``dtype.str`` (``"<i8"``,
 ``"|b1"``, ``"<f8"``, ``"<M8[ns]"``, ``"|S16"``, ``"<U8"``; kinds ``b i u f c
 m M S U`` only), whose body is the raw C-order buffer of ``rows x itemsize``
-bytes; or ``"|O"``, an object column or array, whose body is one tagged record
+bytes; ``"|utf8"``, a batch column of Python str, whose body is the row count
+(i64), ``rows + 1`` byte offsets (i64) and the rows' UTF-8 bytes back to back;
+or ``"|O"``, any other object column or array, whose body is one tagged record
 per element.
 
 Tagged records (one tag byte, then the body): ``N`` None, ``T`` True, ``F``
@@ -83,7 +85,8 @@ Guarantees and costs
   writes the frame header, then each column's own buffer (no copy into a
   frame); the reader reads a large frame with ``readinto`` into one
   preallocated array and makes the columns views of it. Per-record work is
-  done only for lists of records and object columns.
+  done only for lists of records and object columns other than str columns
+  (those are encoded and decoded in compiled code).
 
 >>> import io
 >>> from timely.capture import Messages, Progress
@@ -110,6 +113,7 @@ import zlib
 import numpy as np
 
 from timely.capture.event import Messages, Progress
+from timely.dataflow._columnar import decode_strings, encode_strings
 from timely.errors import CaptureFormatError, CaptureTypeError
 
 __all__ = [
@@ -159,6 +163,8 @@ _ALIGN = 16
 _RAW_KINDS = frozenset("biufcmMSU")
 _DTYPE_RE = re.compile(rb"[<>|][biufcmMSU][0-9]{1,6}(\[[0-9]{0,6}[A-Za-z]{1,2}\])?")
 _OBJECT = b"|O"
+_UTF8 = b"|utf8"             # a batch column of str: offsets and UTF-8 bytes
+_STR_COLUMN = object()      # what _decode_dtype returns for _UTF8
 
 _TIME_STRUCTS: dict = {}
 _ROW_STRUCTS: dict = {}
@@ -354,7 +360,11 @@ def _encode_container(data, out: bytearray, allow_pickle: bool) -> list:
                 raise CaptureTypeError("a column name longer than 65535 bytes")
             out += _U16.pack(len(name_bytes))
             out += name_bytes
-            if _encode_dtype(column.dtype, out, f"column {name!r}"):
+            body = encode_strings(column) if column.dtype == object else None
+            if body is not None:
+                out.append(len(_UTF8))
+                out += _UTF8
+            elif _encode_dtype(column.dtype, out, f"column {name!r}"):
                 body = _raw_bytes(column)
             else:
                 body = _encode_objects(column, allow_pickle)
@@ -702,6 +712,8 @@ def _decode_dtype(mv, pos: int, end: int, base: int):
     spec = bytes(mv[pos + 1:pos + 1 + n])
     if spec == _OBJECT:
         return None, pos + 1 + n
+    if spec == _UTF8:
+        return _STR_COLUMN, pos + 1 + n
     if not _DTYPE_RE.fullmatch(spec):
         _fail(f"dtype {spec[:40]!r} is not one of the raw dtypes the format allows", base + pos)
     try:
@@ -764,6 +776,8 @@ def _decode_container(payload: np.ndarray, mv, pos: int, allow_pickle: bool, bas
         count = 1
         for d in shape:
             count *= d
+        if dtype is _STR_COLUMN:
+            _fail("a str column spec on an array (it is for batch columns)", base + at)
         if dtype is None:
             flat = _decode_objects(mv, pos, end, count, allow_pickle, base)
         else:
@@ -809,7 +823,8 @@ def _decode_container(payload: np.ndarray, mv, pos: int, allow_pickle: bool, bas
                 rows = col_rows
             elif col_rows != rows:
                 _fail(f"column {name!r} has {col_rows} rows, the others {rows}", base + col_at)
-            if dtype is not None and col_rows * dtype.itemsize != nbytes:
+            if (dtype is not None and dtype is not _STR_COLUMN
+                    and col_rows * dtype.itemsize != nbytes):
                 _fail(f"column {name!r}: {col_rows} rows of {dtype.str} are not {nbytes} bytes",
                       base + col_at)
             heads.append((name, dtype, col_rows, nbytes, col_at))
@@ -821,7 +836,16 @@ def _decode_container(payload: np.ndarray, mv, pos: int, allow_pickle: bool, bas
                       base + col_at)
             if name in columns:
                 _fail(f"column {name!r} appears twice", base + col_at)
-            if dtype is None:
+            if dtype is _STR_COLUMN:
+                try:
+                    column = decode_strings(payload[pos:pos + nbytes])
+                except (ValueError, UnicodeDecodeError) as error:
+                    _fail(f"column {name!r} is not a valid str column: {error}", base + col_at)
+                if len(column) != col_rows:
+                    _fail(f"column {name!r} has {len(column)} strings, not {col_rows}",
+                          base + col_at)
+                columns[name] = column
+            elif dtype is None:
                 columns[name] = _decode_objects(mv, pos, pos + nbytes, col_rows, allow_pickle,
                                                 base)
             else:
