@@ -170,7 +170,6 @@ class Model:
     """The dataflows and their measurements, folded from log events.
 
     >>> from timely.logging import events as ev
-from timely.progress.timestamp import less_equal
     >>> m = Model.from_events([
     ...     (0, 0, ev.OperatesEvent(0, (0,), "Dataflow", 0, 0, True)),
     ...     (1, 0, ev.OperatesEvent(1, (0, 1), "Input", 0, 1)),
