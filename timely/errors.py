@@ -17,8 +17,20 @@ __all__ = [
     "CapabilityError",
     "DataflowError",
     "ProgressError",
+    "BatchError",
+    "ColumnarError",
+    "AggregateError",
+    "RingError",
+    "FrameError",
+    "AuthenticationError",
+    "WorkerFailed",
     "CaptureFormatError",
     "CaptureTypeError",
+    "BarrierError",
+    "SequencerError",
+    "SparkConfigError",
+    "SparkTaskError",
+    "RendezvousError",
 ]
 
 
@@ -61,6 +73,42 @@ class ProgressError(TimelyError, RuntimeError):
     """An operator was handed data at a time its input frontier had already passed."""
 
 
+class BatchError(TimelyError, ValueError):
+    """A batch whose columns are not 1-D arrays of one length, or a missing column."""
+
+
+class ColumnarError(TimelyError, TypeError):
+    """A columnar operator received a list of records where it needs a Batch."""
+
+
+class AggregateError(TimelyError, ValueError):
+    """An aggregation that cannot be done: an unknown aggregate, a missing or
+    mismatched column, or a key or value dtype that is not supported."""
+
+
+# -- communication -------------------------------------------------------------
+
+
+class RingError(TimelyError, RuntimeError):
+    """The ring's memory is too small, was not formatted, or holds a corrupt record."""
+
+
+class FrameError(TimelyError, ValueError):
+    """A frame between workers that does not decode: corrupt or of another version."""
+
+
+class AuthenticationError(TimelyError, ConnectionError):
+    """A peer did not prove knowledge of the shared secret."""
+
+
+class WorkerFailed(TimelyError, RuntimeError):
+    """A worker raised, died or went silent; the others stop with this error,
+    naming it."""
+
+
+# -- capture, synchronization, Spark --------------------------------------------
+
+
 class CaptureFormatError(TimelyError, ValueError):
     """A captured event stream cannot be read: truncated, corrupted, of another
     format or version, hostile, holding a pickle the reader was not allowed to
@@ -75,3 +123,24 @@ class CaptureFormatError(TimelyError, ValueError):
 class CaptureTypeError(TimelyError, TypeError):
     """An event cannot be written: a record, container or timestamp of a type
     the capture format does not encode (and pickling was not allowed)."""
+
+
+class BarrierError(TimelyError, RuntimeError):
+    """A :class:`~timely.synchronization.Barrier` was used after ``close()``."""
+
+
+class SequencerError(TimelyError, RuntimeError):
+    """A :class:`~timely.synchronization.Sequencer` was used after ``close()``."""
+
+
+class SparkConfigError(TimelyError, RuntimeError):
+    """The Spark session cannot run the requested barrier stage; the message
+    says what to change."""
+
+
+class SparkTaskError(TimelyError, RuntimeError):
+    """A timely worker inside a Spark task could not start or was stopped."""
+
+
+class RendezvousError(TimelyError, ConnectionError):
+    """The tasks of a stage could not find each other."""

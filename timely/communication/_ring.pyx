@@ -22,11 +22,7 @@ from libc.stdint cimport uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from timely.communication import codec
-from timely.errors import TimelyError
-
-
-class RingError(TimelyError, RuntimeError):
-    """The ring's memory is too small, was not formatted, or holds a corrupt record."""
+from timely.errors import RingError, TimelyError
 
 
 cdef unsigned char *address_of(object view, size_t *size) except NULL:

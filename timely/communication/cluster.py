@@ -35,7 +35,7 @@ import struct
 import threading
 import time
 
-from timely.errors import TimelyError
+from timely.errors import AuthenticationError, TimelyError
 
 HANDSHAKE_TIMEOUT = 5.0
 CONNECT_TIMEOUT = float(os.environ.get("TIMELY_CONNECT_TIMEOUT", "60"))
@@ -43,10 +43,6 @@ MAX_FRAME = 1 << 30
 BYE = b"timely-bye"
 
 log = logging.getLogger(__name__)
-
-
-class AuthenticationError(TimelyError, ConnectionError):
-    """A peer did not prove knowledge of the shared secret."""
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytearray:

@@ -36,7 +36,7 @@ import numpy as np
 
 from timely.dataflow._columnar import decode_strings, encode_strings
 from timely.dataflow.batch import Batch
-from timely.errors import TimelyError
+from timely.errors import FrameError
 
 MAGIC = b"TLYF"
 VERSION = 1
@@ -47,10 +47,6 @@ COLUMN, BUFFER, STRINGS = 0, 1, 2
 _PAD = bytes(8)
 # Frames smaller than this are joined into one buffer before sending.
 SMALL_FRAME = 1 << 16
-
-
-class FrameError(TimelyError, ValueError):
-    """A frame between workers that does not decode: corrupt or of another version."""
 
 
 def _raw(column: np.ndarray) -> bool:

@@ -21,11 +21,7 @@ import traceback
 from collections import deque
 
 from timely.communication.allocator import Allocator, LocalPusher, Puller
-from timely.errors import TimelyError
-
-
-class WorkerFailed(TimelyError, RuntimeError):
-    """A worker raised; the others stop with this error, naming it."""
+from timely.errors import WorkerFailed
 
 
 class _Shared:

@@ -33,7 +33,7 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 
 import numpy as np
 
-from timely.errors import TimelyError
+from timely.errors import AggregateError, TimelyError
 
 cnp.import_array()
 
@@ -46,11 +46,6 @@ cdef extern from "Python.h":
     void incref "Py_INCREF"(PyObject *o)
     void xdecref "Py_XDECREF"(PyObject *o)
     PyObject *Py_None
-
-
-class AggregateError(TimelyError, ValueError):
-    """An aggregation that cannot be done: an unknown aggregate, a missing or
-    mismatched column, or a key or value dtype that is not supported."""
 
 
 AGGREGATES = ("count", "sum", "min", "max")

@@ -26,11 +26,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from timely.errors import TimelyError
-
-
-class BatchError(TimelyError, ValueError):
-    """A batch whose columns are not 1-D arrays of one length, or a missing column."""
+from timely.errors import BatchError
 
 
 class Batch:

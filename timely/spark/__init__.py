@@ -23,14 +23,9 @@ from collections import deque
 import numpy as np
 
 from timely.dataflow.batch import Batch
-from timely.errors import TimelyError
+from timely.errors import SparkConfigError, TimelyError
 
 __all__ = ["SparkConfigError", "foreach_batch", "map_batches", "preflight", "run"]
-
-
-class SparkConfigError(TimelyError, RuntimeError):
-    """The Spark session cannot run the requested barrier stage; the message
-    says what to change."""
 
 
 def _struct(spark, schema):

@@ -22,11 +22,7 @@ from multiprocessing import resource_tracker, shared_memory
 from timely.communication._ring import RingReader, RingWriter, format_ring
 from timely.communication.cluster import _Link, connect_with
 from timely.communication.process import PREFIX, RING_BYTES, RingAllocator, sweep_orphans
-from timely.errors import TimelyError
-
-
-class SparkTaskError(TimelyError, RuntimeError):
-    """A timely worker inside a Spark task could not start or was stopped."""
+from timely.errors import SparkTaskError
 
 
 def _boot_id() -> str:

@@ -31,15 +31,11 @@ import struct
 import threading
 
 from timely.communication.cluster import AuthenticationError, _recv_exact, handshake
-from timely.errors import TimelyError
+from timely.errors import RendezvousError
 
 MAX_MESSAGE = 1 << 16
 MAX_ROSTER = 1 << 26
 _LENGTH = struct.Struct("<I")
-
-
-class RendezvousError(TimelyError, ConnectionError):
-    """The tasks of a stage could not find each other."""
 
 
 def _send(sock, payload: bytes) -> None:

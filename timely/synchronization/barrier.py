@@ -20,7 +20,7 @@ waits.
 
 from __future__ import annotations
 
-from timely.errors import TimelyError
+from timely.errors import BarrierError
 
 __all__ = ["Barrier", "BarrierError"]
 
@@ -31,10 +31,6 @@ __all__ = ["Barrier", "BarrierError"]
 # workers share cores); the park ends early when a message arrives.
 _SPIN_STEPS = 32
 _PARK_SECONDS = 0.01
-
-
-class BarrierError(TimelyError, RuntimeError):
-    """A :class:`Barrier` was used after ``close()``."""
 
 
 class Barrier:

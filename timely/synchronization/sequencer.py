@@ -39,13 +39,9 @@ import heapq
 from collections import deque
 
 from timely.dataflow.channels import Exchange
-from timely.errors import TimelyError
+from timely.errors import SequencerError
 
 __all__ = ["Sequencer", "SequencerError"]
-
-
-class SequencerError(TimelyError, RuntimeError):
-    """A :class:`Sequencer` was used after ``close()``."""
 
 
 class _Shared:

@@ -41,7 +41,7 @@ from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import _pipeline_unary
-from timely.errors import TimelyError
+from timely.errors import ColumnarError
 
 __all__ = [
     "AGGREGATES",
@@ -52,10 +52,6 @@ __all__ = [
     "filter_batch",
     "map_batch",
 ]
-
-
-class ColumnarError(TimelyError, TypeError):
-    """A columnar operator received a list of records where it needs a Batch."""
 
 
 def _batch(data, operator: str) -> Batch:
