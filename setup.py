@@ -47,6 +47,7 @@ modules = {
     "timely.progress._frontier": SORT + MA,
     "timely.progress._reachability": SORT + MA,
     "timely.progress._notificator": SORT,
+    "timely.progress._operate": SORT,
     "timely.communication._ring": ["csrc/ring.c"],
     "timely.dataflow._columnar": ["csrc/hash.c"],
     "timely.dataflow._aggregate": [],

@@ -1,11 +1,14 @@
 """Timely dataflow for Python.
 
 Timestamped streams, capabilities and progress tracking with frontiers, over a
-compiled progress core. The progress structures live in :mod:`timely.progress`.
+compiled progress core. The progress structures live in :mod:`timely.progress`
+and load alone; everything else here loads on first use, so ``import
+timely.progress`` (or ``timely.errors``) brings in nothing above it.
 """
 
 from __future__ import annotations
 
+import importlib as _importlib
 import logging as _logging
 
 # The engine reports start-up, connections and failures on the "timely"
@@ -38,27 +41,46 @@ from timely.errors import (
     WorkerFailed,
 )
 
-from timely.dataflow import (
-    Batch,
-    Broadcast,
-    Capability,
-    CapabilitySet,
-    Err,
-    Exchange,
-    InputCapability,
-    InputHandle,
-    Ok,
-    OperatorBuilder,
-    Pipeline,
-    ProbeHandle,
-    Scope,
-    Stream,
-    Vertex,
-)
-from timely.execute import execute, execute_directly, execute_from_args
-from timely.worker import Worker
-
 __version__ = "0.1.0"
+
+# Public names defined above the errors: the module each comes from, imported
+# the first time the name is used.
+_LAZY = {
+    "Batch": "timely.dataflow",
+    "Broadcast": "timely.dataflow",
+    "Capability": "timely.dataflow",
+    "CapabilitySet": "timely.dataflow",
+    "Err": "timely.dataflow",
+    "Exchange": "timely.dataflow",
+    "InputCapability": "timely.dataflow",
+    "InputHandle": "timely.dataflow",
+    "Ok": "timely.dataflow",
+    "OperatorBuilder": "timely.dataflow",
+    "Pipeline": "timely.dataflow",
+    "ProbeHandle": "timely.dataflow",
+    "Scope": "timely.dataflow",
+    "Stream": "timely.dataflow",
+    "Vertex": "timely.dataflow",
+    "FrontierNotificator": "timely.dataflow",
+    "Worker": "timely.worker",
+    "execute": "timely.launch",
+    "execute_directly": "timely.launch",
+    "execute_from_args": "timely.launch",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'timely' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "AggregateError",
@@ -78,6 +100,7 @@ __all__ = [
     "Err",
     "Exchange",
     "FrameError",
+    "FrontierNotificator",
     "GraphError",
     "InputCapability",
     "InputHandle",

@@ -15,10 +15,10 @@ import logging
 import random
 import time as _time
 
+from timely.dataflow.subgraph import Subgraph  # noqa: I001 - before communication (cycle)
+from timely.dataflow.progcaster import Progcaster
 from timely.communication.allocator import ThreadAllocator
 from timely.errors import DataflowError
-from timely.progress.broadcast import Progcaster
-from timely.progress.subgraph import Subgraph
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ class Worker:
             if scope.done:
                 continue
             live = True
-            if scope.local_pointstamp or scope.final_pointstamp:
+            if scope.extract_all():
                 scope.activate_self()
         if not live:
             self.scopes.clear()
@@ -179,8 +179,7 @@ class Worker:
         """Nothing is active, nothing is pending, and dataflows remain: with one
         worker, nothing can ever happen again."""
         return (self.peers == 1 and bool(self.dataflows) and not self.active
-                and not any(s.local_pointstamp or s.final_pointstamp
-                            for s in self.scopes if not s.done))
+                and not any(s.extract_all() for s in self.scopes if not s.done))
 
     def describe_holds(self) -> str:
         """The operators that hold capabilities or have messages waiting."""

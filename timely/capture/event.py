@@ -1,25 +1,12 @@
-"""Events of a captured stream, and the in-process event link."""
+"""Events of a captured stream (defined with the capture operator in
+:mod:`timely.dataflow.operators.capture`), and the in-process event link."""
 
 from __future__ import annotations
 
 from collections import deque
-from typing import NamedTuple, Union
+from timely.dataflow.operators.capture import Event, Messages, Progress
 
-
-class Progress(NamedTuple):
-    """Changes ``[(time, diff), ...]`` to the captured stream's frontier."""
-
-    updates: list
-
-
-class Messages(NamedTuple):
-    """A batch of records seen at ``time``."""
-
-    time: object
-    data: list
-
-
-Event = Union[Progress, Messages]
+__all__ = ["Event", "EventLink", "Messages", "Progress"]
 
 
 class EventLink:

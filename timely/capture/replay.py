@@ -46,7 +46,7 @@ from __future__ import annotations
 from timely.capture.event import Messages, Progress
 from timely.errors import CaptureFormatError, CaptureTypeError
 from timely.progress.frontier import MutableAntichain
-from timely.progress.subgraph import Operate
+from timely.progress.operate import Operate
 from timely.progress.timestamp import minimum, validate
 
 EVENTS_PER_SCHEDULE = 256
@@ -86,11 +86,11 @@ class ReplayOperator(Operate):
     local = True
     notify = ()
 
-    def __init__(self, sources, output, internal, produced, activator, arity: int):
+    def __init__(self, sources, output, progress, activator, arity: int):
         self._sources = [_Source(s, i, arity) for i, s in enumerate(sources)]
         self._output = output
-        self._internal = internal
-        self._produced = produced
+        self.progress = progress
+        self._internal = progress.internals[0]
         self._activator = activator
         self._arity = arity
         self._started = False
@@ -100,9 +100,6 @@ class ReplayOperator(Operate):
 
     def push_frontier(self, port: int, changes) -> None:    # pragma: no cover - no inputs
         pass
-
-    def set_produced_targets(self, port: int, targets) -> None:
-        self._produced.targets = list(targets)
 
     def _time(self, state: _Source, time):
         if type(time) is int and self._arity == 1:
@@ -216,7 +213,5 @@ def replay_into(sources, scope):
                 f"an event source has a next() method; {source!r} has none")
     b = OperatorBuilder("Replay", scope)
     output, stream = b.new_output()
-    b._built = True
-    b._subgraph.add_child(b.index, ReplayOperator(
-        sources, output, b._internals[0], b._produceds[0], b.activator, b.arity))
+    b.build_raw(ReplayOperator(sources, output, b.shared_progress, b.activator, b.arity))
     return stream

@@ -30,8 +30,9 @@ from timely.dataflow.channels import Counter, Tee
 from timely.dataflow.handles import InputHandle, OutputHandle
 from timely.dataflow.time import minimum, summary_for
 from timely.errors import DataflowError
+from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
-from timely.progress.subgraph import Operate, PortCounts, ProducedCounts
+from timely.progress.operate import Operate, SharedProgress
 
 
 class Activator:
@@ -69,21 +70,21 @@ class OperatorInfo:
 class OperatorCore(Operate):
     """A built operator: runs its logic with its input frontiers, then flushes its outputs."""
 
-    __slots__ = ("name", "inputs", "outputs", "notify", "_summary", "_frontiers",
-                 "_logic", "_outputs", "_produced")
+    __slots__ = ("name", "inputs", "outputs", "notify", "progress", "_summary", "_frontiers",
+                 "_logic", "_outputs")
 
     local = True
 
-    def __init__(self, name, summary, frontiers, notify, logic, outputs, produced):
+    def __init__(self, name, summary, frontiers, notify, logic, outputs, progress):
         self.name = name
         self.inputs = len(frontiers)
         self.outputs = len(outputs)
         self.notify = notify
+        self.progress = progress
         self._summary = summary
         self._frontiers = frontiers
         self._logic = logic
         self._outputs = outputs
-        self._produced = produced
 
     def summary(self):
         return self._summary
@@ -94,9 +95,6 @@ class OperatorCore(Operate):
 
     def push_frontier(self, port: int, changes) -> None:
         self._frontiers[port].update_iter(changes)
-
-    def set_produced_targets(self, port: int, targets) -> None:
-        self._produced[port].targets = list(targets)
 
     def schedule(self) -> bool:
         result = self._logic(self._frontiers)
@@ -129,6 +127,7 @@ class OperatorBuilder:
         self.arity = subgraph.arity
         self.activator = Activator(subgraph, self.index)
         self._frontiers: list = []
+        self._consumeds: list = []
         self._internals: list = []
         self._produceds: list = []
         self._outputs: list = []
@@ -168,7 +167,8 @@ class OperatorBuilder:
         # operators build their inputs with notify=False) keep none.
         keep = notify or self.worker.check_progress
         frontier = MutableAntichain(arity=self.arity) if keep else None
-        consumed = PortCounts(self._subgraph.local_pointstamp, False, self.index, port)
+        consumed = ChangeBatch(arity=self.arity)
+        self._consumeds.append(consumed)
         summaries: list = []
         self._input_summaries.append(summaries)
         self._frontiers.append(frontier)
@@ -187,8 +187,8 @@ class OperatorBuilder:
             items = connection.items() if isinstance(connection, dict) else enumerate(connection)
             for input_port, summaries in items:
                 self._connection[(input_port, port)] = self._summaries(summaries)
-        internal = PortCounts(self._subgraph.local_pointstamp, True, self.index, port)
-        produced = ProducedCounts(self._subgraph.local_pointstamp)
+        internal = ChangeBatch(arity=self.arity)
+        produced = ChangeBatch(arity=self.arity)
         tee = Tee()
         handle = OutputHandle(port, internal, Counter(tee, produced))
         self._internals.append(internal)
@@ -206,15 +206,79 @@ class OperatorBuilder:
             matrix.append(row)
         return matrix
 
-    def build(self, constructor) -> None:
-        """Mints the capabilities, calls ``constructor(capabilities, info)`` and
-        installs the logic it returns: ``logic(frontiers)``."""
+    @property
+    def shared_progress(self) -> SharedProgress:
+        """The progress this operator shares with its scope: what its input
+        handles consume and its output handles produce is counted there
+        already; an operator built with :meth:`build_raw` reports its
+        capabilities in ``internals[port]`` (``+1`` made, ``-1`` dropped)."""
+        return SharedProgress.of(self._consumeds, self._internals, self._produceds)
+
+    @property
+    def summary(self) -> list:
+        """``[input][output]`` -> path summaries, as connected so far."""
+        return [[list(s) for s in row] for row in self._summary_matrix()]
+
+    def _seal(self) -> list:
         if self._built:
             raise DataflowError(f"operator {self.name!r} is already built")
         self._built = True
         matrix = self._summary_matrix()
         for i, summaries in enumerate(self._input_summaries):
             summaries.extend(matrix[i])
+        return matrix
+
+    def build_raw(self, operator: Operate) -> None:
+        """Installs ``operator``, an :class:`~timely.progress.operate.Operate`
+        written by hand, as this operator: the raw entry that capture and
+        replay use. Its ports are the ones added to this builder; its
+        ``progress`` must be :attr:`shared_progress`; it holds one initial
+        capability per output at the minimum time (dropping it is ``-1`` in
+        ``shared_progress.internals[port]``), as every worker's copy of the
+        operator does.
+
+        >>> import timely
+        >>> from timely.progress.operate import Operate
+        >>> class Once(Operate):
+        ...     name, inputs, outputs = "Once", 0, 1
+        ...     def __init__(self, output, progress):
+        ...         self.output, self.progress = output, progress
+        ...     def summary(self):
+        ...         return []
+        ...     def schedule(self):
+        ...         self.output.give_at(0, ["hello"])
+        ...         self.output.flush()
+        ...         self.progress.internals[0].update(0, -1)      # drop the capability
+        ...         return False
+        >>> def work(worker):
+        ...     with worker.dataflow() as scope:
+        ...         b = timely.OperatorBuilder("Once", scope)
+        ...         output, stream = b.new_output()
+        ...         b.build_raw(Once(output, b.shared_progress))
+        ...         result = stream.capture()
+        ...     worker.drain()
+        ...     return result.extract()
+        >>> timely.execute_directly(work)
+        [(0, ['hello'])]
+        """
+        self._seal()
+        progress = getattr(operator, "progress", None)
+        if not isinstance(progress, SharedProgress) or (
+                progress.consumeds is not self._consumeds
+                or progress.internals is not self._internals
+                or progress.produceds is not self._produceds):
+            raise DataflowError(f"operator {self.name!r}: build_raw takes an operator whose "
+                                "progress is the builder's shared_progress")
+        if operator.inputs != len(self._frontiers) or operator.outputs != len(self._outputs):
+            raise DataflowError(
+                f"operator {self.name!r} has {operator.inputs} inputs and {operator.outputs} "
+                f"outputs; the builder made {len(self._frontiers)} and {len(self._outputs)}")
+        self._subgraph.add_child(self.index, operator)
+
+    def build(self, constructor) -> None:
+        """Mints the capabilities, calls ``constructor(capabilities, info)`` and
+        installs the logic it returns: ``logic(frontiers)``."""
+        matrix = self._seal()
         peers = self.worker.peers
         low = minimum(self.arity)
         # Every worker's scope starts with `peers` copies of each output's
@@ -227,5 +291,6 @@ class OperatorBuilder:
         logic = constructor(capabilities, info)
         del capabilities
         core = OperatorCore(self.name, [[list(s) for s in row] for row in matrix],
-                            self._frontiers, self._notify, logic, self._outputs, self._produceds)
+                            self._frontiers, self._notify, logic, self._outputs,
+                            self.shared_progress)
         self._subgraph.add_child(self.index, core)

@@ -88,8 +88,9 @@ class Tee:
 
 
 class Counter:
-    """Counts the records pushed at each time into ``produced`` (a
-    ProducedCounts), then hands the message to the tee's channels."""
+    """Counts the records pushed at each time into ``produced`` (the output's
+    ChangeBatch in its operator's shared progress), then hands the message
+    to the tee's channels."""
 
     __slots__ = ("tee", "produced", "_pushers")
 
@@ -101,12 +102,7 @@ class Counter:
     def push(self, time, data) -> None:
         n = len(data)
         if n:
-            # ProducedCounts.update and Tee.push, inlined: once per message.
-            produced = self.produced
-            batch = produced.batch
-            for node, port in produced.targets:
-                key = (False, node, port, time)
-                batch[key] = batch.get(key, 0) + n
+            self.produced.update(time, n)
             pushers = self._pushers
             if len(pushers) == 1:
                 pushers[0].push(time, data)

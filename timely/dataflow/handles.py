@@ -35,7 +35,7 @@ class InputHandle:
         if message is None:
             return None
         time, data = message
-        self._consumed.update(time, -len(data))
+        self._consumed.update(time, len(data))
         if self._check and not self.frontier.less_equal(time):
             raise ProgressError(
                 f"{self._name}: received data at {time!r}, but the input frontier "
@@ -57,7 +57,7 @@ class InputHandle:
             if message is None:
                 return
             time, data = message
-            consumed.update(time, -len(data))
+            consumed.update(time, len(data))
             if self._check and not self.frontier.less_equal(time):
                 raise ProgressError(
                     f"{self._name}: received data at {time!r}, but the input frontier "

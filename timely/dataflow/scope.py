@@ -9,7 +9,7 @@ import contextlib
 
 from timely.dataflow.time import summary_for
 from timely.errors import SummaryError
-from timely.progress.subgraph import Subgraph
+from timely.dataflow.subgraph import Subgraph
 
 
 class Scope:

@@ -236,7 +236,7 @@ class Logger:
     # -- hooks: operators ----------------------------------------------------
 
     def operates(self, subgraph, child) -> None:
-        """Child ``child`` (a ChildState) was added to ``subgraph``."""
+        """Child ``child`` (a PerOperatorState) was added to ``subgraph``."""
         if self.on_operates and subgraph.logged:
             op = child.operator
             self.log(ev.OperatesEvent(child.id, (*subgraph.path, child.index), op.name,

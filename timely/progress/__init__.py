@@ -2,14 +2,25 @@
 
 Timestamps and path summaries (:mod:`~timely.progress.timestamp`), change
 batches, antichains and counted antichains (:mod:`~timely.progress.frontier`),
-reachability tracking (:mod:`~timely.progress.reachability`) and the core of
-frontier notification (:mod:`~timely.progress.notificator`).
+reachability tracking (:mod:`~timely.progress.reachability`), the core of
+frontier notification (:mod:`~timely.progress.notificator`), the interface
+between an operator and its scope (:mod:`~timely.progress.operate`) and the
+bookkeeping of a scope over it (:mod:`~timely.progress.subgraph`).
 """
 
-from timely.progress import change_batch, frontier, notificator, reachability, timestamp
+from timely.progress import (
+    change_batch,
+    frontier,
+    notificator,
+    operate,
+    reachability,
+    subgraph,
+    timestamp,
+)
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import Antichain, MutableAntichain
 from timely.progress.notificator import Notificator
+from timely.progress.operate import Operate, SharedProgress
 from timely.progress.reachability import Builder, Source, Target, Tracker
 from timely.progress.timestamp import PathSummary, less_equal, less_than
 
@@ -19,7 +30,9 @@ __all__ = [
     "ChangeBatch",
     "MutableAntichain",
     "Notificator",
+    "Operate",
     "PathSummary",
+    "SharedProgress",
     "Source",
     "Target",
     "Tracker",
@@ -28,6 +41,8 @@ __all__ = [
     "less_equal",
     "less_than",
     "notificator",
+    "operate",
     "reachability",
+    "subgraph",
     "timestamp",
 ]

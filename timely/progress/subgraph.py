@@ -1,129 +1,83 @@
-"""A scope at run time: its children, its progress tracker, and the progress
-it reports to its parent.
+"""Progress bookkeeping of one scope: its children, its reachability
+tracker, and the progress it reports to its parent.
 
-Operators report progress by adding to their scope's pointstamp batches, keyed
-``(is_source, node, port, time)``: a consumed message is -n at its input, a
-produced one +n at every input its output reaches, a capability ±1 at its
-output. A local operator's changes go into ``local_pointstamp``, which the
-scope broadcasts to every worker once per scheduling, whole; a child scope's
-changes are already global and go straight into ``final_pointstamp``.
+A :class:`SubgraphProgress` knows a scope's graph (children as
+:class:`~timely.progress.operate.Operate`, edges between their ports, the
+scope's own inputs and outputs as node 0) and accounts for it:
 
-Each time a :class:`Subgraph` is scheduled it
+- after each scheduling of a child, :meth:`~SubgraphProgress.extract_progress`
+  drains the child's :class:`~timely.progress.operate.SharedProgress` into the
+  scope's pointstamp accumulation, keyed ``(is_source, node, port, time)``: a
+  consumed record is ``-n`` at its input, a produced one ``+n`` at every input
+  its output reaches, a capability ``±1`` at its output. A local child's
+  changes go to ``local_pointstamp``, which every worker must see
+  (:meth:`~SubgraphProgress.must_send` says when); a child scope's are
+  already every worker's and go straight to ``final_pointstamp``;
+- :meth:`~SubgraphProgress.harvest_inputs` counts records that entered through
+  the scope's inputs;
+- :meth:`~SubgraphProgress.propagate` applies ``final_pointstamp`` (this
+  worker's and the batches every worker broadcast) to the
+  :class:`~timely.progress.Tracker`, hands frontier changes to the children,
+  and reports to the parent, in the scope's own
+  :class:`~timely.progress.operate.SharedProgress`: records leaving node 0's
+  outputs were consumed at the scope's inputs, records reaching node 0's
+  inputs were produced at its outputs, and changes in the times that may
+  reach its outputs are its capability changes.
 
-1. counts the records that entered through its inputs,
-2. receives the batches every worker broadcast for this scope,
-3. applies them to its :class:`~timely.progress.Tracker`, propagates, and hands
-   frontier changes to the children's inputs; records leaving node 0's
-   outputs are what the scope consumed, records reaching node 0's inputs what
-   it produced, and changes in the times that may reach its outputs are its
-   own capability changes: all three go to the parent in one batch,
-4. schedules the children that were activated, in index order,
-5. broadcasts this worker's changes.
+What runs when, how batches reach other workers, and what is logged belong
+to the dataflow layer (:mod:`timely.dataflow.subgraph`), which builds on this.
 """
 
 from __future__ import annotations
 
 import hashlib
-import heapq
 
 from timely.errors import DataflowError
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import Antichain, MutableAntichain
+from timely.progress.operate import Operate, SharedProgress
 from timely.progress.reachability import Builder
 
-
-class PortCounts:
-    """One port's changes, added straight into a scope's pointstamp batch."""
-
-    __slots__ = ("batch", "key")
-
-    def __init__(self, batch: dict, is_source: bool, node: int, port: int):
-        self.batch = batch
-        self.key = (is_source, node, port)
-
-    def update(self, time, diff: int) -> None:
-        is_source, node, port = self.key
-        key = (is_source, node, port, time)
-        batch = self.batch
-        batch[key] = batch.get(key, 0) + diff
+__all__ = ["PerOperatorState", "SubgraphProgress"]
 
 
-class ProducedCounts:
-    """An output's produced records: +n at every input the output reaches."""
+class PerOperatorState:
+    """A scope's record of one child: its operator and shared progress, what
+    it asks to be told, whether it is incomplete, where its outputs lead."""
 
-    __slots__ = ("batch", "targets")
-
-    def __init__(self, batch: dict):
-        self.batch = batch
-        self.targets: list = []       # (node, port), filled when the scope is built
-
-    def update(self, time, diff: int) -> None:
-        batch = self.batch
-        for node, port in self.targets:
-            key = (False, node, port, time)
-            batch[key] = batch.get(key, 0) + diff
-
-
-class Operate:
-    """What a scope needs of each child."""
-
-    name = "operator"
-    inputs = 0
-    outputs = 0
-    local = True          # its progress is this worker's own and must be broadcast
-    notify = ()           # per input: activate on frontier changes
-    watches = None        # per input: wants frontier changes pushed (None: every input)
-
-    def summary(self):
-        """``[input][output]`` -> list of summaries (empty: not connected)."""
-        raise NotImplementedError
-
-    def push_frontier(self, port: int, changes) -> None:
-        """Changes ``[(time, diff)]`` to input ``port``'s frontier."""
-        raise NotImplementedError
-
-    def set_produced_targets(self, port: int, targets) -> None:
-        """The inputs that output ``port`` reaches, known once the scope is built."""
-
-    def schedule(self) -> bool:
-        """Runs the operator; True while it is incomplete for reasons the
-        progress tracker cannot see."""
-        raise NotImplementedError
-
-    def shut_down(self) -> None:
-        """Releases the operator's logic and state."""
-
-
-class ChildState:
-    """A scope's record of one child."""
-
-    __slots__ = ("index", "operator", "local", "notify", "incomplete", "outputs", "watches", "id")
+    __slots__ = ("index", "operator", "shared", "local", "notify", "incomplete", "inputs",
+                 "outputs", "watches", "targets", "id")
 
     def __init__(self, index: int, operator: Operate, identifier: int | None = None):
         self.index = index
         self.id = identifier              # worker-unique, for logs
         self.operator = operator
+        self.shared = operator.progress
         self.local = operator.local
-        self.notify = list(operator.notify) if operator.notify else [True] * operator.inputs
-        self.watches = list(operator.watches) if operator.watches is not None else [True] * operator.inputs
-        self.incomplete = False
+        self.inputs = operator.inputs
         self.outputs = operator.outputs
+        self.notify = list(operator.notify) if operator.notify else [True] * operator.inputs
+        self.watches = (list(operator.watches) if operator.watches is not None
+                        else [True] * operator.inputs)
+        self.incomplete = False
+        self.targets: list = [[] for _ in range(operator.outputs)]   # per output: (node, port)
 
 
-class Subgraph(Operate):
-    """A scope: a dataflow graph of children, tracked as one operator of its parent."""
+class SubgraphProgress(Operate):
+    """The progress state of one scope, tracked as one operator of its parent.
+
+    ``arity`` is the number of coordinates of the scope's timestamps; a
+    ``nested`` scope adds one to its parent's (``iterative()``), a region
+    keeps them.
+    """
 
     local = False
 
-    def __init__(self, worker, name: str, path: tuple, arity: int, nested: bool,
-                 parent: "Subgraph | None", index_in_parent: int | None):
-        self.worker = worker
+    def __init__(self, name: str, path: tuple, arity: int, nested: bool):
         self.name = name
         self.path = path
         self.arity = arity
         self.nested = nested               # adds a coordinate to the parent's times
-        self.parent = parent
-        self.index_in_parent = index_in_parent
         self.inputs = 0
         self.outputs = 0
         self.children: list = [None]       # slot 0: the scope boundary
@@ -137,21 +91,12 @@ class Subgraph(Operate):
         self.local_pointstamp: dict = {}
         self.final_pointstamp: dict = {}
         self.output_capabilities: list = []
-        self.output_targets: list = []     # per scope output: parent inputs it reaches
+        self.progress: SharedProgress | None = None   # toward the parent, made at build
         self.incomplete_count = 0
-        self.deferred: set = set()
-        self.heap: list = []
-        self.scheduling = False
-        self.current = -1
-        self.progcaster = None
         self.notify = ()
-        self.rng = worker.schedule_rng
         self._summary = None
         self.fingerprint = ""
         self.done = False
-        self.eager = worker.progress_mode == "eager" or worker.peers == 1
-        self.id = None                     # the root's operator identifier (a child's is its ChildState's)
-        self.logged = parent.logged if parent is not None else True
 
     # -- building -----------------------------------------------------------
 
@@ -163,10 +108,18 @@ class Subgraph(Operate):
         self.children.append(None)
         return index
 
-    def add_child(self, index: int, operator: Operate) -> None:
-        child = self.children[index] = ChildState(index, operator, self.worker.next_operator_id())
-        if self.worker.logger is not None:
-            self.worker.logger.operates(self, child)
+    def add_child(self, index: int, operator: Operate,
+                  identifier: int | None = None) -> PerOperatorState:
+        """Installs ``operator`` as child ``index``. Changes it made while it
+        was being built (capabilities dropped by its constructor, a child
+        scope's initial report) are taken at once."""
+        if self.built:
+            raise DataflowError(f"scope {self.name!r} is already built; it takes no new operators")
+        if not isinstance(getattr(operator, "progress", None), SharedProgress):
+            raise DataflowError(f"operator {operator.name!r} has no SharedProgress in .progress")
+        child = self.children[index] = PerOperatorState(index, operator, identifier)
+        self.extract_progress(child)
+        return child
 
     def add_edge(self, source, target) -> None:
         if self.built:
@@ -184,15 +137,17 @@ class Subgraph(Operate):
         self.outputs += 1
         return port
 
-    def build(self):
-        """Compiles the graph and records the initial capabilities; returns the
-        scope's input-to-output summary for its parent."""
+    def build(self, peers: int):
+        """Compiles the graph and records the initial capabilities of ``peers``
+        workers; returns the scope's input-to-output summary for its parent."""
         if self.unconnected_loops:
             names = ", ".join(self.unconnected_loops)
             raise DataflowError(f"scope {self.name!r}: loop variable(s) never connected: {names}")
         for index, child in enumerate(self.children):
             if index and child is None:
                 raise DataflowError(f"scope {self.name!r}: operator {index} was never built")
+        outer = self.arity - 1 if self.nested else self.arity
+        self.progress = SharedProgress(self.inputs, self.outputs, arity=outer)
         builder = Builder(arity=self.arity)
         builder.add_node(0, self.outputs, self.inputs,
                          [[[] for _ in range(self.inputs)] for _ in range(self.outputs)])
@@ -205,31 +160,27 @@ class Subgraph(Operate):
             reach.setdefault((sn, sp), []).append((tn, tp))
         self.input_targets = [reach.get((0, port), []) for port in range(self.inputs)]
         for child in self.children[1:]:
-            for port in range(child.outputs):
-                child.operator.set_produced_targets(port, reach.get((child.index, port), []))
+            child.targets = [reach.get((child.index, port), []) for port in range(child.outputs)]
         self.tracker, inner_summary = builder.build()
         self.fingerprint = self.describe()
         self.output_capabilities = [MutableAntichain(arity=self.arity) for _ in range(self.outputs)]
-        self.output_targets = [[] for _ in range(self.outputs)]
-        self.progcaster = self.worker.progcaster(self)
         self.notify = [True] * self.inputs
+        for child in self.children[1:]:
+            if child.shared:
+                self.extract_progress(child)
         self.built = True
-        self.worker.scopes.append(self)
         # Each operator output starts with `peers` copies of a capability at the
         # minimum time, one per worker. That is common knowledge, applied here
         # and never broadcast; each worker broadcasts only the drop of its own.
-        # (A child scope reported its initial capabilities into final_pointstamp
-        # already, from its own tracker, which counts every worker.)
+        # (A child scope reported its initial capabilities already, from its
+        # own tracker, which counts every worker.)
         low = 0 if self.arity == 1 else (0,) * self.arity
-        peers = self.worker.peers
         final = self.final_pointstamp
         for child in self.children[1:]:
             if child.local:
                 for port in range(child.outputs):
                     key = (True, child.index, port, low)
                     final[key] = final.get(key, 0) + peers
-        self.propagate_pointstamps()
-        self.deferred.update(range(1, len(self.children)))
         self._summary = self.outer_summary(inner_summary)
         return self._summary
 
@@ -282,114 +233,27 @@ class Subgraph(Operate):
         for time, diff in changes:
             update((0, port), self.to_inner(time), diff)
 
-    def set_produced_targets(self, port: int, targets) -> None:
-        self.output_targets[port] = targets
+    # -- accounting -----------------------------------------------------------
 
-    # -- activation ---------------------------------------------------------
+    def extract_progress(self, child: PerOperatorState) -> None:
+        """Drains ``child``'s shared progress into the pointstamp accumulation
+        (records sent before the scope is built reach only the channels
+        connected so far, none of them counted yet: they count nowhere)."""
+        child.shared.drain_into(self.local_pointstamp if child.local else self.final_pointstamp,
+                                child.index, child.targets if self.built else None)
 
-    def activate_child(self, index: int) -> None:
-        """Asks for child ``index`` to be scheduled."""
-        if self.scheduling and index > self.current:
-            heapq.heappush(self.heap, index)
-            return
-        if index not in self.deferred:
-            self.deferred.add(index)
-            self.activate_self()
-
-    def activate_self(self) -> None:
-        if self.parent is None:
-            self.worker.activate_dataflow(self)
-        else:
-            self.parent.activate_child(self.index_in_parent)
-
-    # -- running ------------------------------------------------------------
-
-    def schedule(self) -> bool:
-        self.harvest_inputs()
-        self.progcaster.recv(self.final_pointstamp)
-        self.propagate_pointstamps()
-
-        heap = self.heap
-        heap.extend(self.deferred)
-        self.deferred.clear()
-        self.scheduling = True
-        children = self.children
-        node_quiet = self.tracker.node_quiet
-        logger = self.worker.logger if self.logged else None
-        try:
-            for index in self.activated():
-                child = children[index]
-                operator = child.operator
-                if operator is None:
-                    continue
-                if logger is None:
-                    incomplete = operator.schedule()
-                else:
-                    incomplete = logger.scheduled(child.id, operator)
-                if incomplete != child.incomplete:
-                    self.incomplete_count += 1 if incomplete else -1
-                    child.incomplete = incomplete
-                if not incomplete and node_quiet(index):
-                    operator.shut_down()
-                    child.operator = None
-                    if logger is not None:
-                        logger.shutdown(child.id)
-        finally:
-            self.scheduling = False
-            self.current = -1
-        if self.local_pointstamp:
-            self.send_progress()
-        if self.final_pointstamp:
-            self.activate_self()
-        return self.incomplete_count > 0 or self.tracker.tracking_anything()
-
-    def send_progress(self) -> None:
-        """Broadcasts this worker's accumulated changes as one batch.
-
-        In the demand-driven mode (the default with several workers, as in the
-        Rust crate) the batch waits until it holds a change that others must
-        see: a decrement that may move some frontier, or records entering the
-        scope. Everything accumulated travels together, so no increment ever
-        arrives after the decrement it pairs with.
-        """
-        local = self.local_pointstamp
-        if self.eager:
-            self.progcaster.send(local)
-            return
-        is_global = self.tracker.is_global
-        for (is_source, node, port, time), diff in local.items():
-            if node == 0 or (diff < 0 and is_global(is_source, node, port, time)):
-                self.progcaster.send(local)
-                return
-
-    def activated(self):
-        """The children to run this round, each once, in index order; children
-        activated meanwhile with a higher index join the round.
-
-        With ``schedule_seed`` (adversarial testing) the round is the
-        activated children in a random order instead, and whatever is
-        activated meanwhile waits for the next round.
-        """
-        heap = self.heap
-        if self.rng is not None:
-            order = sorted(set(heap))
-            heap.clear()
-            self.rng.shuffle(order)
-            self.current = len(self.children)
-            yield from order
-            if self.deferred:
-                self.activate_self()
-            return
-        heapq.heapify(heap)
-        heappop = heapq.heappop
-        previous = -1
-        while heap:
-            index = heappop(heap)
-            if index > previous:
-                self.current = previous = index
-                yield index
+    def extract_all(self) -> bool:
+        """Drains every child's shared progress (changes made outside any
+        scheduling: a capability dropped by user code); True if this scope
+        then holds changes to apply or to send."""
+        for child in self.children[1:]:
+            if child is not None and child.operator is not None and child.shared:
+                self.extract_progress(child)
+        return bool(self.local_pointstamp or self.final_pointstamp)
 
     def harvest_inputs(self) -> None:
+        """Counts the records that entered through the scope's inputs: produced
+        at the children they reach, consumed from node 0's outputs."""
         local = self.local_pointstamp
         get = local.get
         for port, batch in enumerate(self.input_messages):
@@ -401,68 +265,78 @@ class Subgraph(Operate):
                     k = (True, 0, port, time)
                     local[k] = get(k, 0) - diff
 
-    def propagate_pointstamps(self) -> None:
+    def must_send(self, eager: bool) -> bool:
+        """Whether the accumulated local changes must go to every worker now.
+
+        Eagerly, whenever there are some. Demand-driven (as in the Rust
+        crate), once they hold a change others must see: a decrement that
+        may move some frontier, or records entering the scope. Everything
+        accumulated travels together, so no increment ever arrives after the
+        decrement it pairs with.
+        """
+        local = self.local_pointstamp
+        if not local:
+            return False
+        if eager:
+            return True
+        is_global = self.tracker.is_global
+        for (is_source, node, port, time), diff in local.items():
+            if node == 0 or (diff < 0 and is_global(is_source, node, port, time)):
+                return True
+        return False
+
+    def propagate(self):
+        """Applies ``final_pointstamp``, propagates, and pushes frontier
+        changes to the children that watch them; reports what changed at the
+        scope's boundary to the parent (in ``self.progress``). Returns
+        ``(pushed, quiet)``: ``[(node, port, changes)]`` of every frontier
+        change, and the nodes that became quiet."""
         tracker = self.tracker
         final = self.final_pointstamp
-        logger = self.worker.logger if self.logged else None
         if final:
-            if logger is not None:
-                logger.reachability(self, final)
             boundary = tracker.absorb(final)
             final.clear()
             if boundary:
-                self.report_boundary(boundary)
+                self._report_boundary(boundary)
         tracker.propagate_all()
-        targets, quiet = tracker.drain_pushed()
+        pushed, quiet = tracker.drain_pushed()
         children = self.children
-        for node, port, changes in targets:
+        for node, port, changes in pushed:
             child = children[node]
             operator = child.operator
-            if operator is not None:
-                if logger is not None:
-                    logger.push_progress(child.id, port, changes)
-                if child.watches[port]:
-                    operator.push_frontier(port, changes)
-                if child.notify[port]:
-                    self.activate_child(node)
-        for node in quiet:
-            if children[node].operator is not None:
-                self.activate_child(node)
+            if operator is not None and child.watches[port]:
+                operator.push_frontier(port, changes)
         if self.outputs:
-            into = self.parent.final_pointstamp
-            get = into.get
+            internals = self.progress.internals
             for port, changes in enumerate(tracker.output_changes()):
                 if changes:
+                    internal = internals[port]
                     for time, diff in self.output_capabilities[port].update_iter(changes):
-                        key = (True, self.index_in_parent, port, self.to_outer(time))
-                        into[key] = get(key, 0) + diff
+                        internal.update(self.to_outer(time), diff)
+        return pushed, quiet
 
-    def report_boundary(self, boundary) -> None:
+    def _report_boundary(self, boundary) -> None:
         """Records leaving node 0's outputs were consumed at the scope's inputs;
         records reaching node 0's inputs were produced at its outputs."""
-        parent = self.parent
-        into = parent.final_pointstamp
-        get = into.get
-        me = self.index_in_parent
+        progress = self.progress
+        if progress is None:
+            return
+        consumeds = progress.consumeds
+        produceds = progress.produceds
         for (is_source, _node, port, time), diff in boundary:
-            outer = self.to_outer(time)
             if is_source:
-                key = (False, me, port, outer)
-                into[key] = get(key, 0) + diff
+                consumeds[port].update(self.to_outer(time), -diff)
             else:
-                for node, tport in self.output_targets[port]:
-                    key = (False, node, tport, outer)
-                    into[key] = get(key, 0) + diff
-        parent.activate_child(me)
+                produceds[port].update(self.to_outer(time), diff)
 
-    def shut_down(self) -> None:
-        self.done = True
-        logger = self.worker.logger if self.logged else None
-        for child in self.children[1:]:
-            if child is not None and child.operator is not None:
-                child.operator.shut_down()
-                child.operator = None
-                if logger is not None:
-                    logger.shutdown(child.id)
-        if logger is not None and self.parent is None:
-            logger.shutdown(self.id)
+    def retire(self, child: PerOperatorState, incomplete: bool) -> bool:
+        """Notes whether ``child`` is incomplete after a scheduling; True when
+        it is complete and nothing can reach it any more (it may shut down)."""
+        if incomplete != child.incomplete:
+            self.incomplete_count += 1 if incomplete else -1
+            child.incomplete = incomplete
+        return not incomplete and self.tracker.node_quiet(child.index)
+
+    def tracking_anything(self) -> bool:
+        """Some child is incomplete, or some pointstamp is outstanding."""
+        return self.incomplete_count > 0 or self.tracker.tracking_anything()

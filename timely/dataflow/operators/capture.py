@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
-from timely.capture.event import Messages, Progress
+from typing import NamedTuple, Union
+
 from timely.dataflow.batch import Batch
 from timely.dataflow.channels import Pipeline
 from timely.dataflow.handles import InputHandle
 from timely.dataflow.time import minimum
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
-from timely.progress.subgraph import Operate
+from timely.progress.operate import Operate
+
+
+class Progress(NamedTuple):
+    """Changes ``[(time, diff), ...]`` to the captured stream's frontier."""
+
+    updates: list
+
+
+class Messages(NamedTuple):
+    """A batch of records seen at ``time``."""
+
+    time: object
+    data: list
+
+
+Event = Union[Progress, Messages]
 
 
 class CaptureOperator(Operate):
@@ -27,7 +44,8 @@ class CaptureOperator(Operate):
     local = True
     notify = (True,)
 
-    def __init__(self, pusher, handle: InputHandle, arity: int):
+    def __init__(self, pusher, handle: InputHandle, arity: int, progress):
+        self.progress = progress
         self.pusher = pusher
         self._flush = getattr(pusher, "flush", None)
         self.input = handle
@@ -75,8 +93,7 @@ def capture_into(stream, pusher) -> None:
 
     b = OperatorBuilder("Capture", stream.scope)
     handle = b.new_input(stream, Pipeline())
-    b._built = True
-    b._subgraph.add_child(b.index, CaptureOperator(pusher, handle, b.arity))
+    b.build_raw(CaptureOperator(pusher, handle, b.arity, b.shared_progress))
 
 
 class CaptureHandle:

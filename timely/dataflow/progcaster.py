@@ -1,4 +1,4 @@
-"""Progress broadcast: each worker's progress batches reach every worker.
+"""Progress broadcast (the Rust crate's ``Progcaster``): each worker's progress batches reach every worker.
 
 A :class:`Progcaster` serves one scope. ``send`` hands the batch of
 accumulated pointstamp changes to every worker including this one, over one

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 
+from timely.worker import Worker  # noqa: I001 - first: it loads the dataflow layer
 from timely.communication.allocator import ThreadAllocator
 from timely.errors import TimelyError
-from timely.worker import Worker
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,181 @@
+"""A scope at run time: scheduling, activation, progress exchange and logs
+over the bookkeeping of :class:`timely.progress.subgraph.SubgraphProgress`.
+
+Each time a :class:`Subgraph` is scheduled it
+
+1. counts the records that entered through its inputs,
+2. receives the batches every worker broadcast for this scope,
+3. applies them, propagates, and activates the children whose input
+   frontiers changed (reporting the scope's own progress to its parent),
+4. schedules the children that were activated, in index order, draining each
+   one's shared progress right after it ran,
+5. broadcasts this worker's changes when they must be seen.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from timely.progress.subgraph import SubgraphProgress
+
+__all__ = ["Subgraph"]
+
+
+class Subgraph(SubgraphProgress):
+    """A scope of ``worker``: a dataflow graph of children, scheduled as one
+    operator of its parent (or as a dataflow of the worker, at the root)."""
+
+    def __init__(self, worker, name: str, path: tuple, arity: int, nested: bool,
+                 parent: Subgraph | None, index_in_parent: int | None):
+        super().__init__(name, path, arity, nested)
+        self.worker = worker
+        self.parent = parent
+        self.index_in_parent = index_in_parent
+        self.deferred: set = set()
+        self.heap: list = []
+        self.scheduling = False
+        self.current = -1
+        self.progcaster = None
+        self.rng = worker.schedule_rng
+        self.eager = worker.progress_mode == "eager" or worker.peers == 1
+        self.id = None                     # the root's operator identifier (a child's is its state's)
+        self.logged = parent.logged if parent is not None else True
+
+    # -- building -----------------------------------------------------------
+
+    def add_child(self, index: int, operator, identifier: int | None = None):
+        if identifier is None:
+            identifier = self.worker.next_operator_id()
+        child = super().add_child(index, operator, identifier)
+        if self.worker.logger is not None:
+            self.worker.logger.operates(self, child)
+        return child
+
+    def build(self, peers: int | None = None):
+        """Compiles the graph; returns the scope's summary for its parent."""
+        worker = self.worker
+        summary = super().build(worker.peers if peers is None else peers)
+        self.progcaster = worker.progcaster(self)
+        worker.scopes.append(self)
+        self.propagate_pointstamps()
+        self.deferred.update(range(1, len(self.children)))
+        return summary
+
+    # -- activation ---------------------------------------------------------
+
+    def activate_child(self, index: int) -> None:
+        """Asks for child ``index`` to be scheduled."""
+        if self.scheduling and index > self.current:
+            heapq.heappush(self.heap, index)
+            return
+        if index not in self.deferred:
+            self.deferred.add(index)
+            self.activate_self()
+
+    def activate_self(self) -> None:
+        if self.parent is None:
+            self.worker.activate_dataflow(self)
+        else:
+            self.parent.activate_child(self.index_in_parent)
+
+    # -- running ------------------------------------------------------------
+
+    def schedule(self) -> bool:
+        self.harvest_inputs()
+        self.progcaster.recv(self.final_pointstamp)
+        self.propagate_pointstamps()
+
+        heap = self.heap
+        heap.extend(self.deferred)
+        self.deferred.clear()
+        self.scheduling = True
+        children = self.children
+        local = self.local_pointstamp
+        final = self.final_pointstamp
+        node_quiet = self.tracker.node_quiet
+        logger = self.worker.logger if self.logged else None
+        try:
+            for index in self.activated():
+                child = children[index]
+                operator = child.operator
+                if operator is None:
+                    continue
+                if logger is None:
+                    incomplete = operator.schedule()
+                else:
+                    incomplete = logger.scheduled(child.id, operator)
+                # The bookkeeping's extract_progress and retire, inlined: once
+                # per scheduling of every operator.
+                child.shared.drain_into(local if child.local else final, index, child.targets)
+                if incomplete != child.incomplete:
+                    self.incomplete_count += 1 if incomplete else -1
+                    child.incomplete = incomplete
+                if not incomplete and node_quiet(index):
+                    operator.shut_down()
+                    child.operator = None
+                    if logger is not None:
+                        logger.shutdown(child.id)
+        finally:
+            self.scheduling = False
+            self.current = -1
+        if local and (self.eager or self.must_send(False)):
+            self.progcaster.send(local)
+        if final:
+            self.activate_self()
+        return self.incomplete_count > 0 or self.tracker.tracking_anything()
+
+    def activated(self):
+        """The children to run this round, each once, in index order; children
+        activated meanwhile with a higher index join the round.
+
+        With ``schedule_seed`` (adversarial testing) the round is the
+        activated children in a random order instead, and whatever is
+        activated meanwhile waits for the next round.
+        """
+        heap = self.heap
+        if self.rng is not None:
+            order = sorted(set(heap))
+            heap.clear()
+            self.rng.shuffle(order)
+            self.current = len(self.children)
+            yield from order
+            if self.deferred:
+                self.activate_self()
+            return
+        heapq.heapify(heap)
+        heappop = heapq.heappop
+        previous = -1
+        while heap:
+            index = heappop(heap)
+            if index > previous:
+                self.current = previous = index
+                yield index
+
+    def propagate_pointstamps(self) -> None:
+        logger = self.worker.logger if self.logged else None
+        if logger is not None and self.final_pointstamp:
+            logger.reachability(self, self.final_pointstamp)
+        pushed, quiet = self.propagate()
+        children = self.children
+        for node, port, changes in pushed:
+            child = children[node]
+            if child.operator is not None:
+                if logger is not None:
+                    logger.push_progress(child.id, port, changes)
+                if child.notify[port]:
+                    self.activate_child(node)
+        for node in quiet:
+            if children[node].operator is not None:
+                self.activate_child(node)
+
+    def shut_down(self) -> None:
+        self.done = True
+        logger = self.worker.logger if self.logged else None
+        for child in self.children[1:]:
+            if child is not None and child.operator is not None:
+                child.operator.shut_down()
+                child.operator = None
+                if logger is not None:
+                    logger.shutdown(child.id)
+        if logger is not None and self.parent is None:
+            logger.shutdown(self.id)

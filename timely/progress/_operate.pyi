@@ -1,0 +1,13 @@
+from timely.progress._change_batch import ChangeBatch
+
+class SharedProgress:
+    consumeds: list[ChangeBatch]
+    internals: list[ChangeBatch]
+    produceds: list[ChangeBatch]
+    def __init__(self, inputs: int, outputs: int, arity: int) -> None: ...
+    @classmethod
+    def of(cls, consumeds: list[ChangeBatch], internals: list[ChangeBatch],
+           produceds: list[ChangeBatch]) -> SharedProgress: ...
+    def __bool__(self) -> bool: ...
+    def drain_into(self, into: dict[tuple[bool, int, int, object], int], node: int,
+                   targets: list[list[tuple[int, int]]] | None) -> None: ...
