@@ -1,4 +1,11 @@
-"""Running a computation on workers."""
+"""Running a computation on workers: the entry points.
+
+:func:`execute_directly` runs one worker in the calling thread;
+:func:`execute` runs several as processes or threads of this host;
+:func:`execute_from_args` reads the Rust crate's ``-w -n -p -h`` options and
+runs this host's share of a computation over several hosts. The launchers
+and their supervision are in :mod:`timely.launch`.
+"""
 
 from __future__ import annotations
 
@@ -36,12 +43,12 @@ def execute(work, workers: int = 1, *, mode: str = "processes", **options):
     if workers == 1:
         return [execute_directly(work, **options)]
     if mode == "threads":
-        from timely.communication.threads import execute_threads
+        from timely.launch import execute_threads
 
         return execute_threads(work, workers, **options)
     if mode != "processes":
         raise TimelyError(f"mode must be 'processes' or 'threads', not {mode!r}")
-    from timely.communication.process import execute_processes
+    from timely.launch import execute_processes
 
     return execute_processes(work, workers, **options)
 
@@ -62,7 +69,7 @@ def execute_from_args(args, work, **options):
     Rust crate)."""
     config = parse_args(args)
     if config.processes != 1:
-        from timely.communication.cluster import execute_cluster
+        from timely.launch import execute_cluster
 
         return execute_cluster(work, config, **options)
     return execute(work, workers=config.workers, **options)

@@ -19,9 +19,10 @@ import os
 import socket
 from multiprocessing import resource_tracker, shared_memory
 
-from timely.communication._ring import RingReader, RingWriter, format_ring
-from timely.communication.cluster import _Link, connect_with
-from timely.communication.process import PREFIX, RING_BYTES, RingAllocator, sweep_orphans
+from timely.communication.process import RingAllocator
+from timely.communication.ring import RingReader, RingWriter, format_ring
+from timely.communication.shm import PREFIX, RING_BYTES, sweep_orphans
+from timely.communication.tcp import Link, connect_with
 from timely.errors import SparkTaskError
 
 
@@ -127,7 +128,7 @@ class TaskWorker:
         # Every peer attached our segment before it connected to us.
         self._unlink()
         self.allocator = RingAllocator(index, peers, writers, readers, self.bell, peer_bells)
-        self.allocator.add_links({j: _Link(s, j, self.allocator) for j, s in sockets.items()})
+        self.allocator.add_links({j: Link(s, j, self.allocator) for j, s in sockets.items()})
 
     def _unlink(self) -> None:
         if self.segment is not None:
