@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from timely.communication import codec
-from timely.communication._ring import RingReader, RingWriter, format_ring
+from timely.communication.ring import RingReader, RingWriter, format_ring
 
 SIZES = {"64B": 64, "4KiB": 4096, "1MiB": 1 << 20}
 TOTAL = 256 << 20          # bytes moved per measurement

@@ -1,15 +1,277 @@
-"""Running a computation on workers."""
+"""Running a computation on workers: the entry points, the launchers that
+start workers, and their supervision, which stops them together.
+
+:func:`execute_directly` runs one worker in the calling thread;
+:func:`execute` runs several as processes or threads of this host;
+:func:`execute_from_args` reads the Rust crate's ``-w -n -p -h`` options and
+runs this host's share of a computation over several hosts. The transport
+(:mod:`timely.communication`) moves data between workers; this module decides
+where workers run and makes them fail together.
+
+- :func:`execute_threads`: ``workers`` threads of this process on a
+  :class:`~timely.communication.threads.ThreadsAllocator`.
+- :func:`execute_processes`: forked worker processes on one host. The
+  launcher owns one shared-memory segment with a ring for every ordered pair
+  of its workers (:class:`~timely.communication.shm.Inboxes`) and one
+  eventfd doorbell per worker; each worker runs on a
+  :class:`~timely.communication.process.ProcessAllocator`.
+- :func:`execute_cluster`: host ``-p`` of ``-n`` hosts: this host's workers
+  as processes, linked to every worker on the other hosts over authenticated
+  TCP (:mod:`timely.communication.tcp`), with the secret from
+  ``TIMELY_SECRET`` and the addresses from the hostfile.
+
+Fail-stop: when a worker raises or dies, the launcher stops the others, and
+raises :class:`timely.errors.WorkerFailed` naming the worker and its
+traceback or signal. Worker processes die with their launcher (parent-death
+signal); the launcher unlinks its segment on the way out, and a launcher that
+starts sweeps away segments whose owner is gone
+(:func:`~timely.communication.shm.sweep_orphans`). On other hosts, a worker
+that loses a link fails its own host the same way.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import logging
+import multiprocessing
+import os
+import signal
+import threading
+import time
+import traceback
+from multiprocessing.connection import wait
 
 from timely.worker import Worker  # noqa: I001 - first: it loads the dataflow layer
 from timely.communication.allocator import ThreadAllocator
-from timely.errors import TimelyError
+from timely.communication.doorbell import EventfdDoorbell
+from timely.communication.process import ProcessAllocator
+from timely.communication.shm import Inboxes, Segment, sweep_orphans
+from timely.communication.tcp import Link, connect, read_hostfile, worker_addresses
+from timely.communication.threads import ThreadsAllocator, ThreadsShared
+from timely.errors import TimelyError, WorkerFailed
 
 log = logging.getLogger(__name__)
+
+
+# -- threads --------------------------------------------------------------------
+
+
+def execute_threads(work, workers: int, **options):
+    """Runs ``work`` on ``workers`` threads; returns the results in index order.
+
+    If a worker raises, every other worker stops with :class:`WorkerFailed`
+    and this raises the first failure, chained to the worker's exception.
+    """
+    shared = ThreadsShared(workers)
+    results: list = [None] * workers
+    errors: list = [None] * workers
+
+    def run(index: int) -> None:
+        try:
+            worker = Worker(ThreadsAllocator(index, workers, shared), **options)
+            results[index] = work(worker)
+            worker.drain()
+            worker.close()
+        except BaseException as error:  # noqa: BLE001 - reported to the caller below
+            errors[index] = error
+            if shared.failure is None:
+                log.error("worker %d failed: %s", index, error)
+            shared.fail(index, "".join(traceback.format_exception(error)))
+
+    threads = [threading.Thread(target=run, args=(i,), name=f"timely-worker-{i}", daemon=True)
+               for i in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if shared.failure is not None:
+        index, text = shared.failure
+        raise WorkerFailed(f"worker {index} failed:\n{text}") from errors[index]
+    return results
+
+
+# -- processes ------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:
+    """Asks Linux to kill this process when its parent dies."""
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
+
+
+def _worker_main(me, layout, segment, doorbells, work, options, conn):
+    """The body of a forked worker process: ``segment`` is the launcher's,
+    inherited through fork (this process only unmaps it)."""
+    _die_with_parent()
+    first, local, peers, link = layout
+    allocator = None
+    try:
+        allocator = ProcessAllocator(first + me, peers, segment, doorbells,
+                                     first=first, local=local)
+        if link is not None:
+            link(allocator)
+        worker = Worker(allocator, **options)
+        result = work(worker)
+        worker.drain()
+        allocator.close_links()
+        worker.close()
+        conn.send(("ok", result))
+    except BaseException as error:  # noqa: BLE001 - reported to the launcher
+        log.error("worker %d failed: %s", first + me, error)
+        with contextlib.suppress(Exception):
+            conn.send(("error", "".join(traceback.format_exception(error))))
+    finally:
+        if allocator is not None:
+            allocator.shutdown()
+        del allocator
+        if segment is not None:
+            with contextlib.suppress(Exception):
+                segment.close()
+        conn.close()
+
+
+def execute_processes(work, workers: int, *, first: int = 0, peers: int | None = None,
+                      connect=None, **options):
+    """Runs ``work`` on ``workers`` forked processes; returns results in index order.
+
+    The processes are workers ``first .. first + workers - 1`` of ``peers``
+    (all of them by default); ``connect(allocator)``, when given, links each
+    to the workers of other hosts (see :func:`execute_cluster`)."""
+    peers = workers if peers is None else peers
+    sweep_orphans()
+    context = multiprocessing.get_context("fork")
+    segment = None
+    bells: list = []
+    processes, pipes = [], []
+    try:
+        if workers > 1:
+            inboxes = Inboxes(workers, workers)
+            segment = Segment.create(inboxes.size)
+            inboxes.format(segment.buf)
+        for _ in range(workers):
+            bells.append(EventfdDoorbell.create())
+        layout = (first, workers, peers, connect)
+        log.info("starting workers %d to %d of %d as processes on shared-memory rings",
+                 first, first + workers - 1, peers)
+        for me in range(workers):
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_worker_main, name=f"timely-worker-{first + me}",
+                args=(me, layout, segment, [b.fd for b in bells], work, options, sender))
+            process.start()
+            sender.close()
+            processes.append(process)
+            pipes.append(receiver)
+        return _supervise(processes, pipes, first)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+        for process in processes:
+            process.join(5)
+        for bell in bells:
+            bell.close()
+        if segment is not None:
+            segment.close()
+            segment.unlink()
+
+
+def _supervise(processes, pipes, first=0):
+    """Collects every worker's result; on the first failure stops the
+    others and raises WorkerFailed."""
+    results: list = [None] * len(processes)
+    done = [False] * len(processes)
+    waiting = {pipe: i for i, pipe in enumerate(pipes)}
+    sentinels = {p.sentinel: i for i, p in enumerate(processes)}
+    while not all(done):
+        ready = wait(list(waiting) + [s for s, i in sentinels.items() if not done[i]])
+        for item in ready:
+            if item in waiting:
+                index = waiting[item]
+                try:
+                    status, value = item.recv()
+                except EOFError:
+                    del waiting[item]
+                    continue
+                del waiting[item]
+                if status == "error":
+                    log.error("worker %d failed; stopping the others", first + index)
+                    _stop(processes)
+                    raise WorkerFailed(f"worker {first + index} failed:\n{value}")
+                results[index] = value
+                done[index] = True
+            else:
+                index = sentinels[item]
+                process = processes[index]
+                process.join(0.05)
+                if done[index]:
+                    continue
+                if item in sentinels and process.exitcode is not None:
+                    # The result may still be in the pipe: read it first.
+                    pipe = pipes[index]
+                    if pipe in waiting and pipe.poll(0.2):
+                        continue
+                    _stop(processes)
+                    code = process.exitcode
+                    how = (f"killed by signal {signal.Signals(-code).name}" if code < 0
+                           else f"exited with status {code}")
+                    log.error("worker %d %s before finishing; the others were stopped",
+                              first + index, how)
+                    raise WorkerFailed(f"worker {first + index} {how} before finishing")
+    for process in processes:
+        process.join(5)
+    return results
+
+
+def _stop(processes) -> None:
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + 2
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(1)
+
+
+# -- several hosts --------------------------------------------------------------
+
+
+def execute_cluster(work, config, **options):
+    """Runs this host's ``config.workers`` workers (``-p`` of ``-n`` hosts) as
+    forked processes; returns their results in index order.
+
+    Host ``p``'s address comes from the hostfile ``config.hostfile``
+    (``host:port`` per line; by default ``127.0.0.1:2101+p``) and its worker
+    ``k`` listens on that port + ``k``. Every connection is authenticated with
+    the secret in ``TIMELY_SECRET``, which every process must share."""
+    secret = os.environ.get("TIMELY_SECRET")
+    if not secret:
+        raise TimelyError("set TIMELY_SECRET to the secret shared by every process")
+    if not 0 <= config.process < config.processes:
+        raise TimelyError(f"-p {config.process} is not in [0, {config.processes})")
+    if config.workers < 1:
+        raise TimelyError(f"-w {config.workers}: each host runs at least one worker")
+    w = config.workers
+    addresses = worker_addresses(read_hostfile(config.hostfile, config.processes), w)
+    first = config.process * w
+    local = range(first, first + w)
+
+    def link(allocator):
+        sockets = connect(allocator.index, addresses, secret.encode(), local)
+        allocator.add_links({j: Link(sock, j, allocator) for j, sock in sockets.items()})
+
+    return execute_processes(work, w, first=first, peers=len(addresses), connect=link, **options)
+
+
+__all__ = ["execute_cluster", "execute_processes", "execute_threads"]
+
+
+# -- entry points -----------------------------------------------------------------
 
 
 def execute_directly(work, **options):
@@ -36,13 +298,9 @@ def execute(work, workers: int = 1, *, mode: str = "processes", **options):
     if workers == 1:
         return [execute_directly(work, **options)]
     if mode == "threads":
-        from timely.communication.threads import execute_threads
-
         return execute_threads(work, workers, **options)
     if mode != "processes":
         raise TimelyError(f"mode must be 'processes' or 'threads', not {mode!r}")
-    from timely.communication.process import execute_processes
-
     return execute_processes(work, workers, **options)
 
 
@@ -62,7 +320,5 @@ def execute_from_args(args, work, **options):
     Rust crate)."""
     config = parse_args(args)
     if config.processes != 1:
-        from timely.communication.cluster import execute_cluster
-
         return execute_cluster(work, config, **options)
     return execute(work, workers=config.workers, **options)

@@ -1,92 +1,75 @@
-"""Worker processes: the launcher killed outright leaves no worker and, after
-the next launch's sweep, no shared memory behind."""
+"""Ring allocators: frames through a segment's rings wake the receiver's
+doorbell; a full ring keeps the rest queued without blocking anyone."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import textwrap
 import time
-from pathlib import Path
+
+import pytest
 
 import timely
-from timely.communication.process import PREFIX, sweep_orphans
-
-ROOT = Path(__file__).resolve().parent.parent.parent
-
-LAUNCHER = textwrap.dedent("""
-    import os, sys, time
-    import timely
-
-    def work(worker):
-        with worker.dataflow() as scope:
-            handle, stream = scope.new_input()
-            probe = stream.exchange(lambda x: x).probe()
-        with open(os.path.join(sys.argv[1], f"worker-{worker.index}"), "w") as f:
-            f.write(str(os.getpid()))
-        t = 0
-        while True:
-            t += 1
-            handle.advance_to(t)
-            worker.step_while(lambda: probe.less_than(handle.time))
-            time.sleep(0.001)
-
-    timely.execute(work, workers=2)
-""")
+from timely.communication.doorbell import EventfdDoorbell
+from timely.communication.process import ProcessAllocator
+from timely.communication.shm import Inboxes, Segment
+from timely.errors import WorkerFailed
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is not running any more
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except OSError:
-        return False
+@pytest.fixture
+def pair():
+    """Workers 0 and 1 of 2 on one segment, both in this process."""
+    layout = Inboxes(2, 2)
+    segment = Segment.create(layout.size)
+    layout.format(segment.buf)
+    bells = [EventfdDoorbell.create() for _ in range(2)]
+    allocators = [ProcessAllocator(i, 2, segment, [b.fd for b in bells]) for i in range(2)]
+    yield allocators
+    for allocator in allocators:
+        allocator.shutdown()
+    del allocators
+    for bell in bells:
+        bell.close()
+    segment.close()
+    segment.unlink()
 
 
-def test_killed_launcher_takes_its_workers_and_segments_with_it(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(tmp_path)], env=env)
-    try:
-        deadline = time.monotonic() + 60
-        while len(list(tmp_path.glob("worker-*"))) < 2:
-            assert launcher.poll() is None, "the launcher exited early"
-            assert time.monotonic() < deadline, "workers did not start"
-            time.sleep(0.05)
-        workers = [int(p.read_text()) for p in tmp_path.glob("worker-*")]
-        segments = [n for n in os.listdir("/dev/shm") if n.startswith(f"{PREFIX}{launcher.pid}-")]
-        assert len(segments) == 1
-        launcher.send_signal(signal.SIGKILL)
-        launcher.wait(10)
-        deadline = time.monotonic() + 10
-        while any(alive(pid) for pid in workers):
-            assert time.monotonic() < deadline, "workers outlived their launcher"
-            time.sleep(0.05)
-    finally:
-        if launcher.poll() is None:
-            launcher.kill()
-    # The segment's owner is gone: the next launch's sweep removes it, if
-    # multiprocessing's resource tracker has not already done so.
-    sweep_orphans()
-    assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"{PREFIX}{launcher.pid}-")]
+def test_a_release_wakes_the_parked_receiver(pair):
+    sender, receiver = pair
+    woken = []
+    pushers, _ = sender.allocate(5, lambda: None)
+    _, puller = receiver.allocate(5, lambda: woken.append(True))
+    start = time.monotonic()
+    receiver.park(0.05)                   # nothing sent: sleeps the whole timeout
+    assert time.monotonic() - start >= 0.04
+    pushers[1].push(["a", 1])
+    pushers[1].push(["b", 2])
+    sender.release()
+    start = time.monotonic()
+    receiver.park(10)
+    assert time.monotonic() - start < 5
+    assert puller.pull() is None          # nothing moves before receive
+    receiver.receive()
+    assert [puller.pull(), puller.pull(), puller.pull()] == [["a", 1], ["b", 2], None]
+    assert woken == [True, True]
 
 
-def test_sweep_removes_segments_of_dead_launchers_only(tmp_path):
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    mine = tmp_path / f"{PREFIX}{os.getpid()}-aaaa"
-    orphan = tmp_path / f"{PREFIX}{dead.pid}-bbbb"
-    other = tmp_path / "someone-else"
-    for path in (mine, orphan, other):
-        path.write_bytes(b"")
-    assert sweep_orphans(str(tmp_path)) == [orphan.name]
-    assert mine.exists() and other.exists() and not orphan.exists()
+def test_data_before_its_channel_is_kept(pair):
+    sender, receiver = pair
+    pushers, _ = sender.allocate(9, lambda: None)
+    pushers[1].push("early")
+    sender.release()
+    receiver.receive()
+    woken = []
+    _, puller = receiver.allocate(9, lambda: woken.append(True))
+    assert woken == [True] and puller.pull() == "early"
+
+
+def test_a_failure_reported_by_a_link_stops_the_worker(pair):
+    worker = pair[0]
+    worker.fail("worker 3 disconnected: test")
+    with pytest.raises(WorkerFailed, match="worker 0: worker 3 disconnected"):
+        worker.park(10)
+    with pytest.raises(WorkerFailed):
+        worker.receive()
 
 
 def test_a_producer_faster_than_its_consumer_stays_bounded():

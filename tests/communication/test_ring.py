@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timely.communication._ring import RingError, RingReader, RingWriter, format_ring
+from timely.communication.ring import RingReader, RingWriter, format_ring
+from timely.errors import RingError
 
 RING = 1024 + 192     # a 1 KiB ring: most messages below take several chunks
 

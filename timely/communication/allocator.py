@@ -6,6 +6,21 @@ delivers to worker ``j``'s puller of the same channel, FIFO and at most once;
 so the consuming operator can be activated instead of polled. ``receive()``
 brings in what other workers sent, ``release()`` flushes what this worker
 sent, ``park(timeout)`` sleeps until something arrives.
+
+This module holds the interface and the allocators that are not transport:
+:class:`ThreadAllocator` (one worker, local queues) and
+:class:`BatchingAllocator` (channel queues, activation callbacks and one
+outbox per peer, for allocators that move frames: rings and TCP links in
+:mod:`timely.communication.process`). ``allocator.logger``, when a worker
+logs communication events, is a :class:`timely.logging.registry.Logger`
+with ``frame`` and ``connection`` hooks; allocators never import it.
+
+>>> allocator = ThreadAllocator()
+>>> woken = []
+>>> (pusher,), puller = allocator.allocate(0, lambda: woken.append(True))
+>>> pusher.push([1, 2])
+>>> puller.pull(), woken
+([1, 2], [True])
 """
 
 from __future__ import annotations
@@ -181,3 +196,7 @@ class BatchingAllocator(Allocator):
                 parts = codec.encode(outbox)
                 outbox.clear()
                 yield j, parts
+
+
+__all__ = ["Allocator", "BatchingAllocator", "LocalPusher", "Puller", "RemotePusher",
+           "ThreadAllocator"]

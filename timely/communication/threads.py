@@ -9,23 +9,36 @@ receiver has allocated the channel waits in its queue.
 Threads share the interpreter, so this mode gives concurrency, not
 parallelism; it runs the same dataflows as any other allocator, which makes
 multi-worker behaviour testable in one process.
+
+Fail-stop: whoever runs a worker reports its failure with
+:meth:`ThreadsShared.fail`, which rings every doorbell; every other worker
+then raises :class:`timely.errors.WorkerFailed` from its next ``receive`` or
+``park``. Starting and joining the threads is the launcher's business
+(:func:`timely.launch.execute_threads`).
+
+>>> shared = ThreadsShared(2)
+>>> workers = [ThreadsAllocator(i, 2, shared) for i in range(2)]
+>>> pushers, _ = workers[0].allocate(0, lambda: None)
+>>> _, puller = workers[1].allocate(0, lambda: None)
+>>> pushers[1].push("hello")
+>>> puller.pull()
+'hello'
 """
 
 from __future__ import annotations
 
-import logging
-import sys
 import threading
 import time
-import traceback
 from collections import deque
 
 from timely.communication.allocator import Allocator, LocalPusher, Puller
 from timely.errors import WorkerFailed
 
 
-class _Shared:
-    """What the workers of one computation share."""
+class ThreadsShared:
+    """What the worker threads of one computation share: a queue per
+    channel and receiver, an inbox of channel identifiers and a doorbell
+    (a ``threading.Event``) per worker, and the first failure."""
 
     def __init__(self, peers: int):
         self.peers = peers
@@ -44,6 +57,8 @@ class _Shared:
         return q
 
     def fail(self, index: int, text: str) -> None:
+        """Records that worker ``index`` failed (``text``: its traceback),
+        unless another failed first, and wakes every worker."""
         with self.lock:
             if self.failure is None:
                 self.failure = (index, text)
@@ -52,9 +67,11 @@ class _Shared:
 
 
 class _Pusher:
+    """Pushes into another worker thread's queue and rings its doorbell."""
+
     __slots__ = ("queue", "inbox", "bell", "identifier")
 
-    def __init__(self, shared: _Shared, identifier: int, receiver: int):
+    def __init__(self, shared: ThreadsShared, identifier: int, receiver: int):
         self.queue = shared.queue(identifier, receiver)
         self.inbox = shared.inbox[receiver]
         self.bell = shared.doorbell[receiver]
@@ -72,7 +89,7 @@ class _Pusher:
 class ThreadsAllocator(Allocator):
     """Worker ``index`` of ``peers`` threads sharing ``shared``."""
 
-    def __init__(self, index: int, peers: int, shared: _Shared):
+    def __init__(self, index: int, peers: int, shared: ThreadsShared):
         self.index = index
         self.peers = peers
         self.shared = shared
@@ -93,6 +110,7 @@ class ThreadsAllocator(Allocator):
         return pushers, Puller(mine)
 
     def check(self) -> None:
+        """Raises WorkerFailed when another worker has failed."""
         failure = self.shared.failure
         if failure is not None and failure[0] != self.index:
             raise WorkerFailed(f"worker {failure[0]} failed:\n{failure[1]}")
@@ -120,43 +138,4 @@ class ThreadsAllocator(Allocator):
         self.check()
 
 
-def execute_threads(work, workers: int, **options):
-    """Runs ``work`` on ``workers`` threads; returns the results in index order.
-
-    If a worker raises, every other worker stops with :class:`WorkerFailed`
-    and this raises the first failure, chained to the worker's exception.
-    """
-    from timely.worker import Worker
-
-    shared = _Shared(workers)
-    results: list = [None] * workers
-    errors: list = [None] * workers
-
-    def run(index: int) -> None:
-        try:
-            worker = Worker(ThreadsAllocator(index, workers, shared), **options)
-            results[index] = work(worker)
-            worker.drain()
-            worker.close()
-        except BaseException as error:  # noqa: BLE001 - reported to the caller below
-            errors[index] = error
-            if shared.failure is None:
-                logging.getLogger(__name__).error("worker %d failed: %s", index, error)
-            shared.fail(index, "".join(traceback.format_exception(error)))
-
-    threads = [threading.Thread(target=run, args=(i,), name=f"timely-worker-{i}", daemon=True)
-               for i in range(workers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if shared.failure is not None:
-        index, text = shared.failure
-        raise WorkerFailed(f"worker {index} failed:\n{text}") from errors[index]
-    return results
-
-
-__all__ = ["ThreadsAllocator", "WorkerFailed", "execute_threads"]
-
-if sys.version_info < (3, 10):  # pragma: no cover
-    raise ImportError("timely needs Python 3.10 or later")
+__all__ = ["ThreadsAllocator", "ThreadsShared"]

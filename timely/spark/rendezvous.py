@@ -10,7 +10,7 @@ segment, its doorbell) and needs everyone's, in partition order. Two ways:
   by the first :func:`timely.spark.run` and reached at ``spark.driver.host``;
   every run registers with it under a random run id. Each task connects,
   proves it knows the server's secret (the HMAC challenge of
-  :mod:`timely.communication.cluster`, both ways), sends its run id and
+  :func:`timely.communication.tcp.handshake`, both ways), sends its run id and
   description and waits; when all partitions of a round of that run have
   arrived the server answers every task with the list. A round starts over when a partition registers twice,
   which is what a retried stage does after tasks of the failed attempt died
@@ -30,8 +30,8 @@ import os
 import struct
 import threading
 
-from timely.communication.cluster import AuthenticationError, _recv_exact, handshake
-from timely.errors import RendezvousError
+from timely.communication.tcp import handshake, recv_exact
+from timely.errors import AuthenticationError, RendezvousError
 
 MAX_MESSAGE = 1 << 16
 MAX_ROSTER = 1 << 26
@@ -43,10 +43,10 @@ def _send(sock, payload: bytes) -> None:
 
 
 def _recv(sock) -> bytes:
-    (length,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size))
+    (length,) = _LENGTH.unpack(recv_exact(sock, _LENGTH.size))
     if length > MAX_MESSAGE:
         raise RendezvousError(f"a rendezvous message of {length} bytes exceeds {MAX_MESSAGE}")
-    return bytes(_recv_exact(sock, length))
+    return bytes(recv_exact(sock, length))
 
 
 class DriverRendezvous:
@@ -152,10 +152,10 @@ def driver_gather(address, secret: bytes, run: str, partition: int, timeout: flo
             handshake(sock, secret, partition, accepting=False)
             _send(sock, json.dumps({"run": run, "me": json.loads(description)}).encode())
             sock.settimeout(timeout)
-            (length,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size))
+            (length,) = _LENGTH.unpack(recv_exact(sock, _LENGTH.size))
             if length > MAX_ROSTER:
                 raise RendezvousError(f"a roster of {length} bytes exceeds {MAX_ROSTER}")
-            roster = bytes(_recv_exact(sock, length))
+            roster = bytes(recv_exact(sock, length))
         except (OSError, ConnectionError) as error:
             raise RendezvousError(f"the rendezvous of partition {partition} failed: "
                                   f"{error}") from error

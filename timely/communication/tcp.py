@@ -1,25 +1,34 @@
-"""Workers in several processes, possibly on several hosts, over TCP.
+"""Authenticated TCP links between workers on different hosts.
 
-``execute_from_args(["-w", W, "-n", N, "-p", P, "-h", hostfile], work)``
-runs host P of N with W worker processes, workers ``P*W .. P*W+W-1`` of
-``N*W``. Workers on one host exchange through shared-memory rings (see
-:mod:`timely.communication.process`); each worker also connects to every
-worker on the other hosts. Host P's address comes from the hostfile
-(``host:port`` per line; by default ``127.0.0.1:2101+P``) and its worker k
-listens on that port + k; a worker connects to every remote worker before it
-and accepts every remote worker after it.
+- :func:`connect` / :func:`connect_with`: worker ``i`` of ``addresses``
+  connects to every remote worker before it and accepts every remote worker
+  after it; every connection is authenticated by :func:`handshake` before
+  anything else is read, and connections that fail it are dropped while the
+  worker keeps listening. Gives up after ``CONNECT_TIMEOUT`` seconds
+  (``TIMELY_CONNECT_TIMEOUT``, 60 by default) naming the missing workers.
+- :func:`handshake`: both sides prove knowledge of the shared secret by
+  answering a random 32-byte challenge with HMAC-SHA256 (distinct roles for
+  the two directions), reading exactly the bytes they expect, within
+  ``HANDSHAKE_TIMEOUT``; then they exchange worker indices. Raises
+  :class:`timely.errors.AuthenticationError`.
+- :class:`Link`: one authenticated connection carrying frames, each an
+  8-byte little-endian length (at most ``MAX_FRAME``) and the frame's bytes
+  (:mod:`timely.communication.codec`: columns as raw buffers, the rest
+  pickled, which is why only authenticated peers of the same computation
+  may send them). A sender thread and a receiver thread per link, so a
+  worker never blocks on a socket. A peer that disconnects without saying
+  goodbye (``BYE``) fails the computation.
+- :func:`recv_exact`: exactly ``n`` bytes into one buffer, or ConnectionError.
+- :func:`read_hostfile` and :func:`worker_addresses`: the ``-h`` hostfile
+  (``host:port`` per line; by default ``127.0.0.1:2101+p``) and worker
+  ``p * w + k`` listening at host ``p``'s port + ``k``.
 
-Every connection is authenticated before anything else is read: both sides
-prove knowledge of the shared secret (``TIMELY_SECRET``) by answering a
-random challenge with HMAC-SHA256, reading exactly the bytes they expect,
-with a timeout. Peers that fail are dropped. Only then do frames flow: an
-8-byte length (bounded) and a frame (:mod:`timely.communication.codec`:
-columns as raw buffers, the rest pickled), which crosses only these
-authenticated connections between the computation's own workers.
+Costs: per frame one length header and the frame's buffers sent back to back
+without being joined; each received frame is read into one buffer; two
+threads per remote worker.
 
-Each connection has a sender thread and a receiver thread, so a worker never
-blocks on a socket: it queues batches and reads what the receiver collected.
-A peer that disconnects without saying goodbye fails the computation.
+>>> worker_addresses([("10.0.0.1", 2101), ("10.0.0.2", 2101)], 2)
+[('10.0.0.1', 2101), ('10.0.0.1', 2102), ('10.0.0.2', 2101), ('10.0.0.2', 2102)]
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ BYE = b"timely-bye"
 log = logging.getLogger(__name__)
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytearray:
+def recv_exact(sock: socket.socket, n: int) -> bytearray:
     """Exactly ``n`` bytes, received straight into one buffer."""
     buffer = bytearray(n)
     view = memoryview(buffer)
@@ -60,7 +69,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytearray:
 
 def _prove(sock: socket.socket, secret: bytes, role: bytes) -> None:
     """Answers the peer's challenge for ``role``."""
-    challenge = _recv_exact(sock, 32)
+    challenge = recv_exact(sock, 32)
     sock.sendall(hmac.new(secret, challenge + role, hashlib.sha256).digest())
 
 
@@ -68,7 +77,7 @@ def _verify(sock: socket.socket, secret: bytes, role: bytes) -> None:
     """Challenges the peer to prove ``role``; raises AuthenticationError."""
     challenge = os.urandom(32)
     sock.sendall(challenge)
-    answer = _recv_exact(sock, 32)
+    answer = recv_exact(sock, 32)
     expected = hmac.new(secret, challenge + role, hashlib.sha256).digest()
     if not hmac.compare_digest(answer, expected):
         raise AuthenticationError("the peer's answer to the challenge is wrong")
@@ -85,20 +94,28 @@ def handshake(sock: socket.socket, secret: bytes, me: int, accepting: bool) -> i
             _prove(sock, secret, b"client")
             _verify(sock, secret, b"server")
         sock.sendall(struct.pack("<q", me))
-        (peer,) = struct.unpack("<q", _recv_exact(sock, 8))
+        (peer,) = struct.unpack("<q", recv_exact(sock, 8))
     except (OSError, ConnectionError) as error:
         raise AuthenticationError(f"handshake failed: {error}") from error
     sock.settimeout(None)
     return peer
 
 
-class _Link:
-    """One authenticated connection: a sender thread and a receiver thread."""
+class Link:
+    """One authenticated connection to worker ``peer``: a sender thread and
+    a receiver thread.
 
-    def __init__(self, sock: socket.socket, peer: int, allocator):
+    ``sink`` receives what arrives, from the receiver thread:
+    ``sink.deliver(peer, frame)`` for every frame (a bytearray) and
+    ``sink.fail(reason)`` when the peer goes away without saying goodbye or
+    a send fails; :class:`timely.communication.process.RingAllocator` is
+    one. ``bye`` is set when the peer said goodbye.
+    """
+
+    def __init__(self, sock: socket.socket, peer: int, sink):
         self.sock = sock
         self.peer = peer
-        self.allocator = allocator
+        self.sink = sink
         self.outgoing: queue.SimpleQueue = queue.SimpleQueue()
         self.bye = threading.Event()
         self.sender = threading.Thread(target=self._send_loop, daemon=True,
@@ -123,27 +140,29 @@ class _Link:
                 for part in parts:
                     self.sock.sendall(part)
         except OSError as error:
-            self.allocator.fail(f"worker {self.peer} disconnected (a send failed: {error})")
+            self.sink.fail(f"worker {self.peer} disconnected (a send failed: {error})")
 
     def _recv_loop(self) -> None:
         try:
             while True:
-                (length,) = struct.unpack("<Q", _recv_exact(self.sock, 8))
+                (length,) = struct.unpack("<Q", recv_exact(self.sock, 8))
                 if length > MAX_FRAME:
                     raise ConnectionError(f"frame of {length} bytes exceeds the limit")
-                payload = _recv_exact(self.sock, length)
+                payload = recv_exact(self.sock, length)
                 if payload == BYE:
                     self.bye.set()
                     return
-                self.allocator.deliver(self.peer, payload)
+                self.sink.deliver(self.peer, payload)
         except (OSError, ConnectionError, struct.error) as error:
             if not self.bye.is_set():
-                self.allocator.fail(f"worker {self.peer} disconnected: {error}")
+                self.sink.fail(f"worker {self.peer} disconnected: {error}")
 
     def goodbye(self) -> None:
+        """Queues the goodbye: the peer stops expecting frames from here."""
         self.outgoing.put([BYE])
 
     def close(self) -> None:
+        """Stops the sender after what is queued, then closes the socket."""
         self.outgoing.put(None)
         self.sender.join(5)
         with contextlib.suppress(OSError):
@@ -152,6 +171,9 @@ class _Link:
 
 
 def read_hostfile(path, processes: int) -> list[tuple[str, int]]:
+    """The first ``processes`` addresses of the hostfile at ``path``
+    (``host:port`` per line, ``#`` comments), or ``127.0.0.1:2101+p`` when
+    ``path`` is None."""
     if path is None:
         return [("127.0.0.1", 2101 + i) for i in range(processes)]
     addresses = []
@@ -234,25 +256,5 @@ def connect_with(listener, index: int, addresses, secret: bytes, local=(),
     return sockets
 
 
-def execute_cluster(work, config, **options):
-    """Runs this host's ``config.workers`` workers (``-p`` of ``-n`` hosts) as
-    forked processes; returns their results in index order."""
-    from timely.communication.process import execute_processes
-
-    secret = os.environ.get("TIMELY_SECRET")
-    if not secret:
-        raise TimelyError("set TIMELY_SECRET to the secret shared by every process")
-    if not 0 <= config.process < config.processes:
-        raise TimelyError(f"-p {config.process} is not in [0, {config.processes})")
-    if config.workers < 1:
-        raise TimelyError(f"-w {config.workers}: each host runs at least one worker")
-    w = config.workers
-    addresses = worker_addresses(read_hostfile(config.hostfile, config.processes), w)
-    first = config.process * w
-    local = range(first, first + w)
-
-    def link(allocator):
-        sockets = connect(allocator.index, addresses, secret.encode(), local)
-        allocator.add_links({j: _Link(sock, j, allocator) for j, sock in sockets.items()})
-
-    return execute_processes(work, w, first=first, peers=len(addresses), connect=link, **options)
+__all__ = ["BYE", "CONNECT_TIMEOUT", "HANDSHAKE_TIMEOUT", "MAX_FRAME", "Link", "connect",
+           "connect_with", "handshake", "read_hostfile", "recv_exact", "worker_addresses"]

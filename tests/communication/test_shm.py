@@ -1,0 +1,162 @@
+"""Shared-memory segments: one owner creates and unlinks, others attach; the
+sweep removes the segments of owners that are gone and spares the rest; the
+ring layout gives every ordered pair its own ring."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from timely.communication.ring import RingReader, RingWriter
+from timely.communication.shm import (
+    PREFIX,
+    RING_BYTES,
+    SHM_DIRECTORY,
+    Inboxes,
+    Segment,
+    owner_of,
+    segment_name,
+    sweep_orphans,
+)
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def on_disk(name: str) -> bool:
+    return os.path.exists(os.path.join(SHM_DIRECTORY, name))
+
+
+def test_a_segment_is_named_after_its_owner():
+    name = segment_name()
+    assert name.startswith(f"{PREFIX}{os.getpid()}-")
+    assert owner_of(name) == os.getpid()
+    assert owner_of(segment_name(pid=12, tag="ab")) == 12
+    assert owner_of("someone-else") is None
+    assert owner_of(f"{PREFIX}notapid-x") is None
+
+
+def test_create_attach_close_unlink():
+    owner = Segment.create(4096)
+    try:
+        assert owner.owner and owner_of(owner.name) == os.getpid()
+        assert on_disk(owner.name)
+        other = Segment.attach(owner.name)
+        assert not other.owner and other.size >= 4096
+        owner.buf[:5] = b"hello"
+        assert bytes(other.buf[:5]) == b"hello"
+        with pytest.raises(PermissionError):
+            other.unlink()
+        other.close()
+        owner.unlink()
+        assert not on_disk(owner.name)
+        owner.unlink()                    # twice is harmless
+        with pytest.raises(FileNotFoundError):
+            Segment.attach(owner.name)
+        owner.buf[:5] = b"still"          # the mapping outlives the name
+    finally:
+        owner.close()
+        owner.unlink()
+
+
+ATTACH_AND_EXIT = textwrap.dedent("""
+    import sys
+    from timely.communication.shm import Segment
+    segment = Segment.attach(sys.argv[1])
+    segment.buf[:2] = b"ok"
+    segment.close()
+""")
+
+
+def test_a_process_that_attaches_and_exits_leaves_the_segment_to_its_owner():
+    """Attaching does not hand the segment to the attaching process's
+    resource tracker, which would unlink it when that process ends."""
+    owner = Segment.create(4096)
+    try:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        subprocess.run([sys.executable, "-c", ATTACH_AND_EXIT, owner.name], env=env,
+                       check=True, timeout=60)
+        assert bytes(owner.buf[:2]) == b"ok"
+        assert on_disk(owner.name)
+    finally:
+        owner.close()
+        owner.unlink()
+
+
+DIE_HOLDING_A_SEGMENT = textwrap.dedent("""
+    import os
+    from multiprocessing import resource_tracker
+    from timely.communication.shm import Segment
+    segment = Segment.create(4096)
+    # An owner killed along with its resource tracker: nobody unlinks.
+    resource_tracker.unregister("/" + segment.name, "shared_memory")
+    print(segment.name, flush=True)
+    os._exit(0)
+""")
+
+
+def test_sweep_removes_a_dead_owners_segment_and_spares_a_live_one():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", DIE_HOLDING_A_SEGMENT], env=env,
+                         capture_output=True, text=True, check=True, timeout=60)
+    orphan = run.stdout.strip()
+    assert owner_of(orphan) is not None and on_disk(orphan)
+    mine = Segment.create(4096)
+    try:
+        removed = sweep_orphans()
+        assert orphan in removed
+        assert not on_disk(orphan)
+        assert mine.name not in removed and on_disk(mine.name)
+    finally:
+        mine.close()
+        mine.unlink()
+
+
+def test_sweep_looks_only_at_names_it_made(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    mine = tmp_path / f"{PREFIX}{os.getpid()}-aaaa"
+    orphan = tmp_path / f"{PREFIX}{dead.pid}-bbbb"
+    other = tmp_path / "someone-else"
+    odd = tmp_path / f"{PREFIX}x-cccc"
+    for path in (mine, orphan, other, odd):
+        path.write_bytes(b"")
+    assert sweep_orphans(str(tmp_path)) == [orphan.name]
+    assert mine.exists() and other.exists() and odd.exists() and not orphan.exists()
+    assert sweep_orphans(str(tmp_path / "missing")) == []
+
+
+def test_every_ordered_pair_has_its_own_ring():
+    layout = Inboxes(receivers=3, senders=4, ring_bytes=1024)
+    assert layout.size == 12 * 1024
+    offsets = {layout.offset(r, s) for r in range(3) for s in range(4)}
+    assert offsets == set(range(0, layout.size, 1024))
+    assert layout.offset(1, 0) == 4 * 1024          # receiver-major
+    with pytest.raises(IndexError):
+        layout.offset(3, 0)
+    with pytest.raises(IndexError):
+        layout.offset(0, -1)
+
+
+def test_rings_of_a_formatted_layout_carry_messages_independently():
+    layout = Inboxes(receivers=2, senders=2)
+    segment = Segment.create(layout.size)
+    try:
+        layout.format(segment.buf)
+        writers = {(r, s): RingWriter(layout.ring(segment.buf, r, s))
+                   for r in range(2) for s in range(2)}
+        for (r, s), writer in writers.items():
+            assert writer.send(f"{s}->{r}".encode())
+        readers = {(r, s): RingReader(layout.ring(segment.buf, r, s))
+                   for r in range(2) for s in range(2)}
+        assert {key: reader.recv() for key, reader in readers.items()} == {
+            (r, s): f"{s}->{r}".encode() for r in range(2) for s in range(2)}
+        assert layout.ring(segment.buf, 0, 0).nbytes == RING_BYTES
+        del writers, readers, writer     # ring ends hold views of the segment
+    finally:
+        segment.close()
+        segment.unlink()
