@@ -48,8 +48,8 @@ modules = {
     "timely.progress._reachability": SORT + MA,
     "timely.progress._notificator": SORT,
     "timely.communication._ring": ["csrc/ring.c"],
-    "timely.dataflow._columnar": ["csrc/hash.c"],
-    "timely.dataflow._aggregate": [],
+    "timely.container._columns": ["csrc/hash.c"],
+    "timely.container._aggregate": [],
 }
 
 

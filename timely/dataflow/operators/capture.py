@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from timely.capture.event import Messages, Progress
-from timely.dataflow.batch import Batch
+from timely.container import Batch
 from timely.dataflow.channels import Pipeline
 from timely.dataflow.handles import InputHandle
 from timely.dataflow.time import minimum
