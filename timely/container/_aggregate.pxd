@@ -5,11 +5,11 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 cdef class GroupBy:
     # Groups are numbered 0..size-1 in the order their keys first arrived.
     # Per group: hashes[g], one of ikeys[g] / fkeys[g * width] / okeys[g] /
-    # sdata[soffsets[g]:soffsets[g + 1]] (by mode), and the accumulators that
-    # `how` asks for. index[slots] is an open-addressing table (linear
-    # probing, load <= 1/2) of group numbers, -1 for an empty slot. All
-    # buffers are malloc'd and owned here; okeys holds one strong reference
-    # per group.
+    # sdata[soffsets[g]:soffsets[g + 1]] and its word swords[g] (by mode),
+    # and the accumulators that `how` asks for. index[slots] is an
+    # open-addressing table (linear probing, load <= 1/2) of group numbers,
+    # -1 for an empty slot. All buffers are malloc'd and owned here; okeys
+    # holds one strong reference per group.
     cdef readonly tuple how
     cdef bint count_on, sum_on, min_on, max_on
     cdef int mode
@@ -26,6 +26,7 @@ cdef class GroupBy:
     cdef unsigned char *fkeys
     cdef PyObject **okeys
     cdef int64_t *soffsets
+    cdef uint64_t *swords
     cdef uint8_t *sdata
     cdef int64_t sdata_cap
     cdef int64_t *count

@@ -28,7 +28,7 @@ cimport numpy as cnp
 from cpython.object cimport Py_EQ
 from cpython.ref cimport PyObject
 from libc.math cimport INFINITY
-from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int64_t, uint8_t, uint64_t
+from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
@@ -88,21 +88,43 @@ cdef inline uint64_t hash_bytes(const unsigned char *p, Py_ssize_t width) noexce
     return h ^ (h >> 29)
 
 
+cdef inline uint64_t load4(const uint8_t *p) noexcept nogil:
+    cdef uint32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef inline uint64_t load8(const uint8_t *p) noexcept nogil:
+    cdef uint64_t v
+    memcpy(&v, p, 8)
+    return v
+
+
+cdef inline uint64_t string_word(const uint8_t *p, size_t n) noexcept nogil:
+    """A key's first eight bytes; for a key of at most eight bytes a word that,
+    with the key's length, determines the key (two overlapping 4-byte reads,
+    or three single bytes): such keys compare without reading their bytes."""
+    if n >= 8:
+        return load8(p)
+    if n >= 4:
+        return load4(p) | load4(p + n - 4) << 32
+    if n > 0:
+        return <uint64_t>p[0] | <uint64_t>p[n >> 1] << 8 | <uint64_t>p[n - 1] << 16
+    return 0
+
+
 @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
-cdef inline uint64_t hash_string(const unsigned char *p, size_t n) noexcept nogil:
-    # Every byte counts (a NUL too): eight bytes per multiply, then a final mix.
-    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ n
-    cdef uint64_t word
-    while n >= 8:
-        memcpy(&word, p, 8)
-        h = (h ^ word) * 0xFF51AFD7ED558CCDULL
-        h ^= h >> 32
-        p += 8
-        n -= 8
-    word = 0
-    memcpy(&word, p, n)
-    h = (h ^ word) * 0xC4CEB9FE1A85EC53ULL
-    return h ^ (h >> 29)
+cdef inline uint64_t hash_string(const uint8_t *p, size_t n, uint64_t word) noexcept nogil:
+    # Every byte counts (a NUL too): the key's word, then eight bytes per
+    # multiply, the last eight overlapping the ones before.
+    cdef uint64_t h = (word ^ (n * 0x9E3779B97F4A7C15ULL)) * 0xFF51AFD7ED558CCDULL
+    cdef size_t i = 8
+    if n > 8:
+        while i + 8 <= n:
+            h = (h ^ (h >> 29) ^ load8(p + i)) * 0xC4CEB9FE1A85EC53ULL
+            i += 8
+        h = (h ^ (h >> 29) ^ load8(p + n - 8)) * 0xC4CEB9FE1A85EC53ULL
+    return h ^ (h >> 32)
 
 
 ctypedef fused number:
@@ -256,6 +278,7 @@ cdef class GroupBy:
         self.fkeys = NULL
         self.okeys = NULL
         self.soffsets = NULL
+        self.swords = NULL
         self.sdata = NULL
         self.sdata_cap = 0
         self.count = NULL
@@ -280,6 +303,7 @@ cdef class GroupBy:
         free(self.fkeys)
         free(self.okeys)
         free(self.soffsets)
+        free(self.swords)
         free(self.sdata)
         free(self.count)
         free(self.isum)
@@ -326,6 +350,7 @@ cdef class GroupBy:
         elif self.mode == KEYS_STRING:
             # soffsets[g] is where group g's bytes start, soffsets[size] the bytes used.
             self.soffsets = grow(self.soffsets, old + 1 if old else 0, cap + 1, 0)
+            self.swords = <uint64_t *>grow(<int64_t *>self.swords, old, cap, 0)
         if self.count_on:
             self.count = grow(self.count, old, cap, 0)
         if self.vkind == VALUES_INT:
@@ -551,6 +576,7 @@ cdef class GroupBy:
         # reserve_bytes made room for every byte of these rows.
         cdef int64_t *index = self.index
         cdef int64_t *starts = self.soffsets
+        cdef uint64_t *words = self.swords
         cdef uint8_t *stored = self.sdata
         cdef uint64_t *hashes = self.hashes
         cdef uint64_t mask = <uint64_t>(self.slots - 1)
@@ -558,11 +584,12 @@ cdef class GroupBy:
         cdef Py_ssize_t size = self.size, i
         cdef const uint8_t *row
         cdef int64_t length, g
-        cdef uint64_t s, h
+        cdef uint64_t s, h, word
         for i in range(n):
             row = data + offsets[i]
             length = offsets[i + 1] - offsets[i]
-            h = hash_string(row, <size_t>length)
+            word = string_word(row, <size_t>length)
+            h = hash_string(row, <size_t>length, word)
             s = (h * FIB) >> shift
             while True:
                 g = index[s]
@@ -571,11 +598,13 @@ cdef class GroupBy:
                     size += 1
                     memcpy(stored + starts[g], row, <size_t>length)
                     starts[g + 1] = starts[g] + length
+                    words[g] = word
                     hashes[g] = h
                     index[s] = g
                     break
-                if (hashes[g] == h and starts[g + 1] - starts[g] == length
-                        and memcmp(stored + starts[g], row, <size_t>length) == 0):
+                if (hashes[g] == h and words[g] == word and starts[g + 1] - starts[g] == length
+                        and (length <= 8 or memcmp(stored + starts[g] + 8, row + 8,
+                                                   <size_t>(length - 8)) == 0)):
                     break
                 s = (s + 1) & mask
             ids[i] = g
