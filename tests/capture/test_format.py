@@ -217,14 +217,14 @@ def test_large_batch_frames_are_aligned_views():
                    "b": np.arange(200_000, dtype=np.float64),
                    "s": np.array(["x", "y"] * 100_000, dtype=object)})
     (event,) = round_trip([Messages(5, batch)])
+    strings = event.data.column("s")                # written and read as offsets and bytes
+    assert not strings.decoded and strings.offsets.flags.aligned
+    assert strings.offsets.base is not None and strings.data.base is not None
     assert event.data.equals(batch)
     for name in ("a", "b"):
         column = event.data[name]
         assert column.flags.aligned and column.flags.writeable
         assert column.base is not None          # a view of the frame, not a copy
-    strings = event.data.column("s")
-    assert not strings.decoded and strings.offsets.flags.aligned
-    assert strings.offsets.base is not None and strings.data.base is not None
 
 
 # -- the tagged encoding, generated -------------------------------------------

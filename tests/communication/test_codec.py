@@ -40,10 +40,7 @@ def same(a, b) -> bool:
         return False
     if type(a) is Batch:
         return (
-            a.names == b.names
-            and len(a) == len(b)
-            and all(same_array(a[n], b[n]) for n in a.names)
-            and all(type(a.column(n)) is type(b.column(n)) for n in a.names)
+            a.names == b.names and len(a) == len(b) and all(same_array(a[n], b[n]) for n in a.names)
         )
     if type(a) is np.ndarray:
         return same_array(a, b)

@@ -825,7 +825,7 @@ def _decode_batch(payload: np.ndarray, mv, pos: int, end: int, at: int, allow_pi
                   f"{error}", base + col_at)
     if pos != end:
         _fail("a batch frame's length does not match its columns", base + at)
-    return Batch(columns)
+    return Batch.from_columns(columns, rows or 0)
 
 
 def _decode_time(mv, pos: int, end: int, base: int):

@@ -6,13 +6,14 @@ message ``(time, Batch)`` or ``(time, ndarray)`` travels as the head of each
 column in the frame header and each column's parts as raw segments, written
 by the one column serializer (:mod:`timely.container.serialize`): numbers,
 datetimes and fixed-width bytes and text as their buffers, a string column
-as its offsets and UTF-8 bytes. A column of other Python objects is pickled
-in the envelope, the batch's other columns still travel raw. Everything else
+as its offsets and UTF-8 bytes (so does an object column of str, which
+arrives as a string column). A column of other Python objects is pickled in
+the envelope; the batch's other columns still travel raw. Everything else
 (channel identifiers, times, lists of Python records, progress batches) is
 pickled with protocol 5, its out-of-band buffers (numpy arrays inside
-records, for instance) again as raw segments. Pickle crosses only between the computation's own workers: the
-frame is trusted, so a string column's UTF-8 is not checked (its offsets
-are: the kernels rely on them).
+records, for instance) again as raw segments. Pickle crosses only between
+the computation's own workers: the frame is trusted, so a string column's
+UTF-8 is not checked (its offsets are: the kernels rely on them).
 
 Layout (version 2), little-endian::
 
@@ -103,7 +104,7 @@ def encode(messages) -> list:
     body = []
     total = len(head)
     for segment in segments:
-        view = memoryview(segment).cast("B")
+        view = memoryview(segment)          # uint8 arrays and raw pickle buffers: bytes
         pad = -view.nbytes % 8
         if view.nbytes:
             body.append(view)
@@ -197,7 +198,8 @@ class Header:
                 continue
             cols = {name: columns[at] if type(at) is int else at
                     for name, at in zip(names, layout)}
-            out.append((identifier, (time, Batch(cols))))
+            rows = len(next(iter(cols.values())))
+            out.append((identifier, (time, Batch.from_columns(cols, rows))))
         return out
 
 

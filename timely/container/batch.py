@@ -9,10 +9,10 @@ buffers, never pickled; other object columns are allowed too and travel as
 Python objects between the computation's own workers.
 
 Text: ``Batch.from_arrow`` keeps an Arrow ``string``/``large_string``
-column's buffers as they are, and ``Batch({...})`` given a list or an object
-array of str stores it in that layout (the array is kept as the rows'
-cache). Taking, filtering, slicing, concatenating, exchanging and
-aggregating such a column never makes a Python ``str``. Reading it does:
+column's buffers as they are, and ``Batch({...})`` given a list of str (or a
+StringColumn) stores it in that layout. Taking, filtering, slicing,
+concatenating, exchanging, serializing and aggregating such a column never
+makes a Python ``str``. Reading it does:
 
 - ``batch["col"]`` is a numpy array for every column; for a string column
   an object array of str (read-only), decoded on first access and cached,
@@ -20,6 +20,11 @@ aggregating such a column never makes a Python ``str``. Reading it does:
 - ``batch.column("col")`` (and ``batch.columns``) is the column as stored:
   the StringColumn itself, whose ``offsets`` and ``data`` are the buffers
   and whose ``to_arrow()`` is zero-copy.
+
+An object array given to ``Batch`` is kept as it is (its str exist
+already, and an object column hashes and groups them fastest); when such a
+column of str crosses to another process or into a capture file it is
+written as a string column, and arrives as one.
 
 Batches are treated as immutable: operators make new batches and share
 columns freely, so a column may be a read-only view (of an Arrow buffer, or
@@ -46,8 +51,8 @@ __all__ = ["Batch"]
 
 
 def as_column(name: str, values):
-    """``values`` as a column: a StringColumn, or a numpy array (an object
-    array or a list of str becomes a StringColumn)."""
+    """``values`` as a column: a StringColumn, or a numpy array (a list or
+    tuple of str becomes a StringColumn; an ndarray is taken as it is)."""
     if type(values) is StringColumn:
         return values
     if type(values) is np.ndarray:
@@ -62,10 +67,6 @@ def as_column(name: str, values):
             return array if strings is None else strings
     if array.ndim != 1:
         raise BatchError(f"column {name!r} has shape {array.shape}; columns are 1-D")
-    if array.dtype == object:
-        strings = strings_or_none(array)
-        if strings is not None:
-            return strings
     return array
 
 
@@ -125,8 +126,11 @@ class Batch:
         self._length = 0 if length is None else length
 
     @classmethod
-    def _trusted(cls, columns: dict, length: int) -> Batch:
-        """A batch from columns already known to be columns of ``length`` rows."""
+    def from_columns(cls, columns: dict, length: int) -> Batch:
+        """A batch of ``columns`` as they are, each a 1-D numpy array or a
+        StringColumn of ``length`` rows, in a dict the batch now owns. Nothing
+        is checked or converted (O(1)): for code that made the columns itself,
+        such as the serializers and the operators."""
         batch = cls.__new__(cls)
         batch._columns = columns
         batch._length = length
@@ -196,7 +200,7 @@ class Batch:
 
     def select(self, names: Iterable[str]) -> Batch:
         """Only the named columns, in the order given."""
-        return Batch._trusted({n: self.column(n) for n in names}, self._length)
+        return Batch.from_columns({n: self.column(n) for n in names}, self._length)
 
     def rename(self, mapping: Mapping[str, str]) -> Batch:
         """Columns renamed by ``mapping``; two columns may not end up with one name."""
@@ -205,7 +209,7 @@ class Batch:
             names = [mapping.get(n, n) for n in self._columns]
             twice = sorted({n for n in names if names.count(n) > 1})
             raise BatchError(f"renaming would give two columns the name {twice[0]!r}")
-        return Batch._trusted(renamed, self._length)
+        return Batch.from_columns(renamed, self._length)
 
     def filter(self, mask) -> Batch:
         """The rows where the boolean ``mask`` is true."""
@@ -220,14 +224,15 @@ class Batch:
     def take(self, index) -> Batch:
         """The rows at the positions in ``index`` (an integer array), in that order."""
         index = np.asarray(index)
-        return Batch._trusted({n: c.take(index) for n, c in self._columns.items()},
+        return Batch.from_columns({n: c.take(index) for n, c in self._columns.items()},
                               int(index.shape[0]))
 
     def slice(self, start: int, stop: int) -> Batch:
         """Rows ``start`` to ``stop`` as views (no copy)."""
         start, stop, _ = slice(start, stop).indices(self._length)
         stop = max(start, stop)
-        return Batch._trusted({n: c[start:stop] for n, c in self._columns.items()}, stop - start)
+        return Batch.from_columns({n: c[start:stop] for n, c in self._columns.items()},
+                                  stop - start)
 
     @staticmethod
     def concat(batches: Iterable[Batch]) -> Batch:
@@ -241,7 +246,7 @@ class Batch:
                 raise BatchError(f"cannot concatenate columns {b.names} with {names}")
         if len(batches) == 1:
             return batches[0]
-        return Batch._trusted(
+        return Batch.from_columns(
             {n: concat_columns([b._columns[n] for b in batches]) for n in names},
             sum(b._length for b in batches))
 
@@ -267,7 +272,8 @@ class Batch:
             if hasattr(column, "combine_chunks"):
                 column = column.combine_chunks()
             kind = column.type
-            if (pa.types.is_string(kind) or pa.types.is_large_string(kind)) and not column.null_count:
+            text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+            if text and not column.null_count:
                 columns[name] = StringColumn.from_arrow(column)
                 continue
             try:
@@ -290,4 +296,4 @@ class Batch:
 
 
 def _rebuild(columns, length):
-    return Batch._trusted(columns, length)
+    return Batch.from_columns(columns, length)

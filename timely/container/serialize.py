@@ -8,15 +8,15 @@ framing (where the head goes, how parts are aligned, checksums, versions).
 A column is a *spec* (ASCII), a row count and the *parts* the spec names,
 each a buffer written as it is in memory:
 
-======================================  =======================  ==================================
-column                                  spec                     parts
-======================================  =======================  ==================================
-numpy array of kind ``b i u f c m M S U``  numpy's ``dtype.str``: ``"<i8"``, ``"|b1"``, ``"<M8[ns]"``, ``"|S16"``, ``">U8"``  the C-order bytes, rows x itemsize
-:class:`~timely.container.StringColumn`   ``"|string"``            offsets (rows + 1 int32, the first 0),
-with int32 offsets                                                 then the UTF-8 bytes they index
-StringColumn with int64 offsets         ``"|large_string"``      offsets (rows + 1 int64), UTF-8 bytes
-any other column (Python objects)       ``"|O"``                 one part, written by the framing
-======================================  =======================  ==================================
+- a numpy array of kind ``b i u f c m M S U``: spec numpy's ``dtype.str``
+  (``"<i8"``, ``"|b1"``, ``"<M8[ns]"``, ``"|S16"``, ``">U8"``); one part,
+  the C-order bytes, rows x itemsize;
+- a :class:`~timely.container.StringColumn`: spec ``"|string"`` (int32
+  offsets) or ``"|large_string"`` (int64 offsets); two parts, the rows + 1
+  offsets (the first 0) and the UTF-8 bytes they index. An object array
+  whose rows are all str (that have UTF-8) is written as one, encoded in C;
+- any other column (Python objects): spec ``"|O"``, one part, which the
+  framing writes.
 
 The *head* of a column is ``spec length u8, spec, rows u64`` and then the
 byte size (u64, little-endian) of each part. Numbers inside parts are in the
@@ -51,7 +51,7 @@ import struct
 
 import numpy as np
 
-from timely.container._columns import StringColumn
+from timely.container._columns import StringColumn, strings_or_none
 
 __all__ = [
     "OBJECT",
@@ -73,7 +73,7 @@ class ColumnType:
     """What a spec stands for: how many parts a column has, what each part's
     size must be for a row count, and how the column is rebuilt from them."""
 
-    __slots__ = ("spec", "kind", "dtype", "parts", "head")
+    __slots__ = ("spec", "kind", "dtype", "parts", "head", "sizes")
 
     RAW = "raw"
     STRING = "string"
@@ -86,6 +86,7 @@ class ColumnType:
         self.dtype = dtype            # a raw column's dtype, a string column's offsets'
         self.parts = parts
         self.head = struct.Struct(f"<B{len(spec)}s{1 + parts}Q")
+        self.sizes = struct.Struct(f"<{1 + parts}Q")      # rows, then each part's size
 
     def __repr__(self) -> str:
         return f"ColumnType({self.spec.decode('ascii')!r})"
@@ -145,12 +146,16 @@ _STRING = ColumnType(b"|string", ColumnType.STRING, np.dtype("<i4"), 2)
 _LARGE_STRING = ColumnType(b"|large_string", ColumnType.STRING, np.dtype("<i8"), 2)
 _LEGACY = ColumnType(b"|utf8", ColumnType.LEGACY_UTF8, None, 1)
 _KNOWN = {t.spec: t for t in (OBJECT, _STRING, _LARGE_STRING)}
-_CACHE_LIMIT = 256            # parsed dtype specs kept; a hostile stream may name many
+_BY_DTYPE: dict = {}
+_CACHE_LIMIT = 256            # types kept; a hostile stream may name many dtypes
 
 
 def dtype_type(dtype: np.dtype) -> ColumnType | None:
     """The type of a raw column (or array) of ``dtype``; None for object,
     structured, void and zero-width dtypes."""
+    found = _BY_DTYPE.get(dtype)
+    if found is not None:
+        return found
     if (dtype.kind not in RAW_KINDS or dtype.fields is not None or dtype.subdtype is not None
             or dtype.itemsize == 0):
         return None
@@ -160,6 +165,8 @@ def dtype_type(dtype: np.dtype) -> ColumnType | None:
         found = ColumnType(spec, ColumnType.RAW, dtype, 1)
         if len(_KNOWN) < _CACHE_LIMIT:
             _KNOWN[spec] = found
+    if len(_BY_DTYPE) < _CACHE_LIMIT:
+        _BY_DTYPE[dtype] = found
     return found
 
 
@@ -174,11 +181,16 @@ def column_type(column) -> ColumnType | None:
 def column_parts(column) -> tuple[ColumnType, int, list] | None:
     """``(type, rows, parts)`` of a column, each part a uint8 array to write
     as it is (the column's own memory; a sliced string column's offsets are
-    moved to start at 0, a new array of rows + 1 entries), or None when the
-    serializer does not write this column (see :func:`column_type`)."""
+    moved to start at 0, a new array of rows + 1 entries; an object array of
+    str is encoded first), or None when the serializer does not write this
+    column (see :func:`column_type`; an object column of other values)."""
     kind = column_type(column)
     if kind is None:
-        return None
+        strings = strings_or_none(column) if column.dtype == object and column.ndim == 1 else None
+        if strings is None:
+            return None
+        column = strings
+        kind = column_type(column)
     if kind.kind == ColumnType.STRING:
         column = column.compact()
         offsets = column.offsets
@@ -226,11 +238,10 @@ def read_head(view, pos: int, end: int, legacy: bool = False):
         raise ValueError("a column spec runs past the end")
     kind = spec_type(bytes(view[pos + 1:pos + 1 + n]), legacy)
     pos += 1 + n
-    count = 1 + kind.parts
-    if pos + 8 * count > end:
+    if pos + kind.sizes.size > end:
         raise ValueError("a column head runs past the end")
-    rows, *sizes = struct.unpack_from(f"<{count}Q", view, pos)
+    rows, *sizes = kind.sizes.unpack_from(view, pos)
     problem = kind.check_sizes(rows, sizes)
     if problem is not None:
         raise ValueError(f"column {kind.spec.decode('ascii')}: {problem}")
-    return kind, rows, sizes, pos + 8 * count
+    return kind, rows, sizes, pos + kind.sizes.size

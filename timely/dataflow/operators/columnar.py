@@ -142,7 +142,7 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
             group = GroupBy(hows)
             group.update(batch.column(key), batch[value] if needs_values else None)
             keys, columns = group.result()
-            return Batch({key: keys, **columns})
+            return Batch.from_columns({key: keys, **columns}, len(keys))
 
         stream = _pipeline_unary(stream, "AggregateCombine", combiner)
 
@@ -173,7 +173,8 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
                     break
                 cap, _ = item
                 keys, columns = groups.pop(cap.time).result()
-                out.session(cap).give_container(Batch({key: keys, **columns}))
+                out.session(cap).give_container(
+                    Batch.from_columns({key: keys, **columns}, len(keys)))
                 cap.drop()
 
         return run
