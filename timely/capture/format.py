@@ -133,6 +133,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FRAME",
     "VERSION",
+    "VERSIONS",
     "EventReader",
     "EventWriter",
 ]
