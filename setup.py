@@ -49,8 +49,8 @@ modules = {
     "timely.progress._notificator": SORT,
     "timely.progress._operate": SORT,
     "timely.communication._ring": ["csrc/ring.c"],
-    "timely.dataflow._columnar": ["csrc/hash.c"],
-    "timely.dataflow._aggregate": [],
+    "timely.container._columns": ["csrc/hash.c"],
+    "timely.container._aggregate": [],
 }
 
 

@@ -1,9 +1,13 @@
 #include "hash.h"
 
+#include <math.h>
+#include <string.h>
+
 static uint32_t crc_table[8][256];
 static int crc_ready = 0;
 
-void tly_hash_init(void) {
+void tly_hash_init(void)
+{
     if (crc_ready) return;
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
@@ -20,7 +24,8 @@ void tly_hash_init(void) {
     crc_ready = 1;
 }
 
-uint32_t tly_crc32(uint32_t crc, const void *data, size_t len) {
+uint32_t tly_crc32(uint32_t crc, const void *data, size_t len)
+{
     const unsigned char *p = (const unsigned char *)data;
     uint32_t c = ~crc;
     /* Slicing by 8: eight table lookups per 8 input bytes (little-endian). */
@@ -40,18 +45,250 @@ uint32_t tly_crc32(uint32_t crc, const void *data, size_t len) {
     return ~c;
 }
 
-void tly_route_i64(const int64_t *keys, size_t n, int64_t peers, int64_t *dest) {
+/* ---- text as code units ------------------------------------------------ */
+
+static inline uint32_t unit_at(const void *units, size_t i, int width)
+{
+    if (width == 1) return ((const uint8_t *)units)[i];
+    if (width == 2) return ((const uint16_t *)units)[i];
+    return ((const uint32_t *)units)[i];
+}
+
+static inline size_t utf8_len(uint32_t cp)
+{
+    return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
+/* Writes cp (at most U+10FFFF) as UTF-8; returns the bytes written. */
+static inline size_t put_utf8(uint32_t cp, uint8_t *out)
+{
+    if (cp < 0x80) {
+        out[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (uint8_t)(0xC0 | cp >> 6);
+        out[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (uint8_t)(0xE0 | cp >> 12);
+        out[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (uint8_t)(0xF0 | cp >> 18);
+    out[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+size_t tly_utf8_size(const void *units, size_t n, int width, int strict)
+{
+    size_t size = 0;
+    if (width == 1) {
+        const uint8_t *u = (const uint8_t *)units;
+        for (size_t i = 0; i < n; i++) size += 1 + (u[i] >> 7);
+        return size;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t cp = unit_at(units, i, width);
+        if (cp > 0x10FFFF) {
+            if (strict) return SIZE_MAX;
+            cp = 0xFFFD;
+        } else if (strict && cp >= 0xD800 && cp <= 0xDFFF) {
+            return SIZE_MAX;
+        }
+        size += utf8_len(cp);
+    }
+    return size;
+}
+
+size_t tly_utf8_encode(const void *units, size_t n, int width, uint8_t *out)
+{
+    uint8_t *start = out;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t cp = unit_at(units, i, width);
+        out += put_utf8(cp > 0x10FFFF ? 0xFFFD : cp, out);
+    }
+    return (size_t)(out - start);
+}
+
+uint32_t tly_crc32_units(uint32_t crc, const void *units, size_t n, int width)
+{
+    uint8_t buf[256];
+    size_t fill = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t cp = unit_at(units, i, width);
+        fill += put_utf8(cp > 0x10FFFF ? 0xFFFD : cp, buf + fill);
+        if (fill > sizeof buf - 4) {
+            crc = tly_crc32(crc, buf, fill);
+            fill = 0;
+        }
+    }
+    return fill ? tly_crc32(crc, buf, fill) : crc;
+}
+
+int64_t tly_utf8_check(const uint8_t *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        /* ASCII runs eight bytes at a time. */
+        while (len - i >= 8) {
+            uint64_t word;
+            memcpy(&word, s + i, 8);
+            if (word & 0x8080808080808080ULL) break;
+            i += 8;
+        }
+        if (i == len) break;
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t more;
+        uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) {
+            more = 1;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            more = 2;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            more = 3;
+            cp = c & 0x07;
+        } else {
+            return (int64_t)i;
+        }
+        if (len - i <= more) return (int64_t)i;
+        for (size_t k = 1; k <= more; k++) {
+            uint8_t b = s[i + k];
+            if ((b & 0xC0) != 0x80) return (int64_t)i;
+            cp = cp << 6 | (b & 0x3F);
+        }
+        if (more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return (int64_t)i;
+        if (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)) return (int64_t)i;
+        i += more + 1;
+    }
+    return -1;
+}
+
+/* ---- routing ------------------------------------------------------------- */
+
+void tly_route_i64(const int64_t *keys, size_t n, int64_t peers, int64_t *dest)
+{
     for (size_t i = 0; i < n; i++) {
         int64_t r = keys[i] % peers;
         dest[i] = r < 0 ? r + peers : r;
     }
 }
 
-void tly_route_u64(const uint64_t *keys, size_t n, uint64_t peers, int64_t *dest) {
+void tly_route_u64(const uint64_t *keys, size_t n, uint64_t peers, int64_t *dest)
+{
     for (size_t i = 0; i < n; i++) dest[i] = (int64_t)(keys[i] % peers);
 }
 
-void tly_partition(const int64_t *dest, size_t n, int64_t peers, int64_t *counts, int64_t *order) {
+static uint32_t crc_of_bits(double x)
+{
+    uint64_t bits;
+    uint8_t bytes[8];
+    if (x != x) {
+        bits = 0x7FF8000000000000ULL;
+    } else {
+        memcpy(&bits, &x, 8);
+    }
+    for (int k = 0; k < 8; k++) bytes[k] = (uint8_t)(bits >> (8 * k));
+    return tly_crc32(0, bytes, 8);
+}
+
+static inline int integral(double x)
+{
+    return isfinite(x) && x == trunc(x);
+}
+
+int64_t tly_route_double(double x, int64_t peers)
+{
+    if (!integral(x)) return (int64_t)(crc_of_bits(x) % (uint64_t)peers);
+    if (x >= -9223372036854775808.0 && x < 9223372036854775808.0) {
+        int64_t r = (int64_t)x % peers;
+        return r < 0 ? r + peers : r;
+    }
+    /* |x| = m * 2**s with m < 2**53 and s > 10: m mod peers, doubled s
+     * times modulo peers (r < peers <= 2**63, so 2 * r cannot wrap). */
+    int e;
+    double f = frexp(fabs(x), &e);
+    uint64_t p = (uint64_t)peers;
+    uint64_t r = (uint64_t)ldexp(f, 53) % p;
+    for (int s = e - 53; s > 0; s--) r = (2 * r) % p;
+    if (x < 0 && r) r = p - r;
+    return (int64_t)r;
+}
+
+uint64_t tly_hash64_double(double x)
+{
+    if (!integral(x)) return crc_of_bits(x);
+    if (x >= -9223372036854775808.0 && x < 9223372036854775808.0) {
+        return (uint64_t)(int64_t)x;
+    }
+    int e;
+    double f = frexp(fabs(x), &e);
+    uint64_t m = (uint64_t)ldexp(f, 53);
+    int s = e - 53;
+    uint64_t low = s >= 64 ? 0 : m << s;
+    return x < 0 ? (uint64_t)0 - low : low;
+}
+
+void tly_route_f64(const double *keys, size_t n, int64_t peers, int64_t *dest)
+{
+    for (size_t i = 0; i < n; i++) dest[i] = tly_route_double(keys[i], peers);
+}
+
+void tly_route_f32(const float *keys, size_t n, int64_t peers, int64_t *dest)
+{
+    for (size_t i = 0; i < n; i++) dest[i] = tly_route_double((double)keys[i], peers);
+}
+
+void tly_route_fixed(const uint8_t *rows, size_t n, size_t width, int64_t peers, int64_t *dest)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *row = rows + i * width;
+        size_t m = width;
+        while (m > 0 && row[m - 1] == 0) m--;
+        dest[i] = (int64_t)(tly_crc32(0, row, m) % (uint64_t)peers);
+    }
+}
+
+void tly_route_ucs4(const uint32_t *rows, size_t n, size_t width, int64_t peers, int64_t *dest)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t *row = rows + i * width;
+        size_t m = width;
+        while (m > 0 && row[m - 1] == 0) m--;
+        dest[i] = (int64_t)(tly_crc32_units(0, row, m, 4) % (uint64_t)peers);
+    }
+}
+
+void tly_route_str64(const int64_t *offsets, const uint8_t *data, size_t n, int64_t peers,
+                     int64_t *dest)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = tly_crc32(0, data + offsets[i], (size_t)(offsets[i + 1] - offsets[i]));
+        dest[i] = (int64_t)(c % (uint64_t)peers);
+    }
+}
+
+void tly_route_str32(const int32_t *offsets, const uint8_t *data, size_t n, int64_t peers,
+                     int64_t *dest)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = tly_crc32(0, data + offsets[i], (size_t)(offsets[i + 1] - offsets[i]));
+        dest[i] = (int64_t)(c % (uint64_t)peers);
+    }
+}
+
+void tly_partition(const int64_t *dest, size_t n, int64_t peers, int64_t *counts, int64_t *order)
+{
     for (int64_t j = 0; j < peers; j++) counts[j] = 0;
     for (size_t i = 0; i < n; i++) counts[dest[i]]++;
     /* counts doubles as the running offsets; restored afterwards. */

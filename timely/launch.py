@@ -43,7 +43,6 @@ import time
 import traceback
 from multiprocessing.connection import wait
 
-from timely.worker import Worker  # noqa: I001 - first: it loads the dataflow layer
 from timely.communication.allocator import ThreadAllocator
 from timely.communication.doorbell import EventfdDoorbell
 from timely.communication.process import ProcessAllocator
@@ -51,6 +50,7 @@ from timely.communication.shm import Inboxes, Segment, sweep_orphans
 from timely.communication.tcp import Link, connect, read_hostfile, worker_addresses
 from timely.communication.threads import ThreadsAllocator, ThreadsShared
 from timely.errors import TimelyError, WorkerFailed
+from timely.worker import Worker
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ import logging
 import random
 import time as _time
 
-from timely.dataflow.subgraph import Subgraph  # noqa: I001 - before communication (cycle)
-from timely.dataflow.progcaster import Progcaster
 from timely.communication.allocator import ThreadAllocator
+from timely.dataflow.progcaster import Progcaster
+from timely.dataflow.subgraph import Subgraph
 from timely.errors import DataflowError
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,8 @@ import timely
 from tests.capture.helpers import same
 from timely import Batch, CaptureFormatError, CaptureTypeError
 from timely.capture import EventReader, EventWriter, Messages, Progress
-from timely.capture.format import MAGIC, MAX_DEPTH
+from timely.capture.format import MAGIC, MAX_DEPTH, VERSION
+from timely.container import StringColumn
 
 
 def write(events, **options) -> bytes:
@@ -137,9 +138,14 @@ def test_str_columns_are_written_as_offsets_and_utf8():
     words = np.array(["", "héllo", "日本", "a" * 70], dtype=object)
     batch = Batch(w=words, k=np.arange(4))
     data = write([Messages(0, batch)])
-    assert b"|utf8" in data and b"|O" not in data
+    assert b"|string" in data and b"|O" not in data
     (event,) = read_all(data)
+    column = event.data.column("w")
+    assert isinstance(column, StringColumn) and not column.decoded
     assert event.data["w"].tolist() == words.tolist()
+    wide = Batch(w=StringColumn(np.array([0, 1, 3]), b"abc"))
+    data = write([Messages(0, wide)])
+    assert b"|large_string" in data and read_all(data)[0].data == wide
     mixed = Batch(w=np.array(["a", 1], dtype=object))
     assert b"|O" in write([Messages(0, mixed)])
 
@@ -148,10 +154,51 @@ def test_a_corrupt_str_column_names_its_offset():
     batch = Batch(w=np.array(["ab", "cd"], dtype=object))
     data = bytearray(write([Messages(0, batch)]))
     body = data.index(b"abcd")
-    struct.pack_into("<q", data, body - 8, 7)          # the last offset past the bytes
+    struct.pack_into("<i", data, body - 8, 7)          # the last offset past the bytes
     with pytest.raises(CaptureFormatError) as caught:
         read_all(rechecksummed(data), follow=False)
-    assert "str column" in str(caught.value) and caught.value.offset is not None
+    assert "string column" in str(caught.value) and caught.value.offset is not None
+
+
+def test_str_columns_that_are_not_utf8_are_refused():
+    batch = Batch(w=np.array(["ab", "é"], dtype=object))
+    data = bytearray(write([Messages(0, batch)]))
+    body = data.index("abé".encode())
+    data[body + 2] = 0xFF                              # not UTF-8
+    with pytest.raises(CaptureFormatError, match="not UTF-8"):
+        read_all(rechecksummed(data), follow=False)
+    data[body + 2:body + 4] = "é".encode()
+    struct.pack_into("<i", data, body - 12, 3)        # row 1 starts inside "é"
+    with pytest.raises(CaptureFormatError, match="inside a UTF-8 character"):
+        read_all(rechecksummed(data), follow=False)
+
+
+def version_1_stream(words: list) -> bytes:
+    """A stream as version 1 wrote a batch with a column of str: spec "|utf8",
+    one part of row count, offsets and bytes."""
+    encoded = [w.encode() for w in words]
+    offsets = np.cumsum([0] + [len(w) for w in encoded]).tolist()
+    body = struct.pack(f"<q{len(offsets)}q", len(words), *offsets) + b"".join(encoded)
+    payload = bytearray(b"\x02\x00" + struct.pack("<Q", 4) + b"\x05" + struct.pack("<I", 1))
+    payload += struct.pack("<H", 1) + b"w" + b"\x05|utf8" + struct.pack("<QQ", len(words),
+                                                                       len(body))
+    payload += bytes(-len(payload) % 16) + body + bytes(-len(body) % 16)
+    end = b"\x03"
+    frames = b"".join(struct.pack("<II", len(p), zlib.crc32(p)) + bytes(p) for p in (payload, end))
+    return MAGIC + struct.pack("<HH", 1, 0) + frames
+
+
+def test_version_1_streams_are_still_read():
+    assert VERSION == 2
+    words = ["", "héllo", "日本"]
+    (event,) = read_all(version_1_stream(words))
+    assert event.time == 4 and event.data["w"].tolist() == words
+    assert isinstance(event.data.column("w"), StringColumn)
+    # The version 1 str column is refused in a version 2 stream.
+    data = bytearray(version_1_stream(words))
+    struct.pack_into("<H", data, len(MAGIC), 2)
+    with pytest.raises(CaptureFormatError, match="utf8"):
+        read_all(bytes(data))
 
 
 def rechecksummed(data: bytearray) -> bytes:
@@ -170,6 +217,9 @@ def test_large_batch_frames_are_aligned_views():
                    "b": np.arange(200_000, dtype=np.float64),
                    "s": np.array(["x", "y"] * 100_000, dtype=object)})
     (event,) = round_trip([Messages(5, batch)])
+    strings = event.data.column("s")                # written and read as offsets and bytes
+    assert not strings.decoded and strings.offsets.flags.aligned
+    assert strings.offsets.base is not None and strings.data.base is not None
     assert event.data.equals(batch)
     for name in ("a", "b"):
         column = event.data[name]
@@ -300,8 +350,8 @@ def test_wrong_magic_version_flags():
     assert error.value.offset == 0
     with pytest.raises(CaptureFormatError, match="magic"):
         EventReader(io.BytesIO(b"\x89TLX")).next()          # detected before 12 bytes arrive
-    with pytest.raises(CaptureFormatError, match="version 2") as error:
-        read_all(good[:8] + struct.pack("<H", 2) + good[10:])
+    with pytest.raises(CaptureFormatError, match="version 3") as error:
+        read_all(good[:8] + struct.pack("<H", 3) + good[10:])
     assert error.value.offset == 8
     with pytest.raises(CaptureFormatError, match="flags"):
         read_all(good[:10] + struct.pack("<H", 1) + good[12:])

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import math
 import mmap
+import pickle
 import struct
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
+from tests.container.helpers import object_columns, raw_columns, string_columns
 from timely import Batch
 from timely.communication import codec
-from timely.dataflow import _columnar
 from timely.communication._ring import RingReader, RingWriter, format_ring
 from timely.communication.codec import SMALL_FRAME, FrameError, Header, decode, encode
+from timely.container import StringColumn
+from timely.container.serialize import OBJECT, write_head
 
 # -- equality that sees dtypes, NaNs and object columns ---------------------------
 
@@ -59,36 +61,17 @@ def round_trip(messages):
 
 # -- strategies -----------------------------------------------------------------------
 
-INTEGERS = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", ">i4", "<u8", "?"]
-INEXACT = ["f2", "f4", "f8", ">f8", "c8", "c16"]
-OTHERS = ["M8[ns]", "M8[D]", "m8[s]", "S1", "S7"]
-RAW_DTYPES = [np.dtype(d) for d in INTEGERS + INEXACT + OTHERS]
-
 TIMES = st.one_of(st.integers(0, 2**40), st.tuples(st.integers(0, 99), st.integers(0, 99)))
 NAMES = st.text(min_size=1, max_size=6)
-
-
-@st.composite
-def raw_columns(draw, n):
-    dtype = draw(st.sampled_from(RAW_DTYPES))
-    return draw(hnp.arrays(dtype, n))
-
-
-@st.composite
-def object_columns(draw, n):
-    values = draw(
-        st.lists(st.one_of(st.text(max_size=5), st.integers(), st.none()), min_size=n, max_size=n)
-    )
-    column = np.empty(n, dtype=object)
-    column[:] = values
-    return column
 
 
 @st.composite
 def batches(draw, max_rows=40):
     n = draw(st.integers(0, max_rows))
     names = draw(st.lists(NAMES, max_size=4, unique=True))
-    kinds = st.one_of(raw_columns(n), object_columns(n)) if draw(st.booleans()) else raw_columns(n)
+    kinds = st.one_of(raw_columns(n), string_columns(n))
+    if draw(st.booleans()):
+        kinds = st.one_of(kinds, object_columns(n))
     return Batch({name: draw(kinds) for name in names})
 
 
@@ -167,52 +150,44 @@ def test_batches_of_every_shape():
 
 
 def test_columnar_messages_travel_as_raw_segments():
-    batch = Batch(k=np.arange(10, dtype=np.int64), v=np.ones(10, dtype="f4"))
+    batch = Batch(k=np.arange(10, dtype=np.int64), v=np.ones(10, dtype="f4"),
+                  u=np.array(["ab"] * 10, dtype="U2"))
     header = Header(joined(encode([(3, (0, batch)), (4, (1, np.arange(5, dtype="u2")))])))
-    assert header.kinds == [codec.COLUMN] * 3
-    assert header.sizes == [80, 40, 10]
-    assert header.dtypes == [np.dtype("<i8"), np.dtype("<f4"), np.dtype("<u2")]
+    assert [(kind.spec, rows) for kind, rows, _ in header.columns] == [
+        (b"<i8", 10), (b"<f4", 10), (b"<U2", 10), (b"<u2", 5)]
+    assert header.sizes == [80, 40, 80, 10]
+    assert header.buffers == []
 
 
-def test_a_column_of_str_travels_raw_not_pickled():
+def test_a_string_column_travels_as_offsets_and_bytes():
     words = np.array(["", "héllo", "日本", "a" * 300], dtype=object)
     batch = Batch(w=words, k=np.arange(4))
     frame = joined(encode([(0, (0, batch))]))
     header = Header(frame)
-    assert header.kinds == [codec.STRINGS, codec.COLUMN]
+    assert [kind.spec for kind, _, _ in header.columns] == [b"|string", b"<i8"]
+    assert header.sizes[:2] == [5 * 4, sum(len(w.encode()) for w in words)]
     assert "héllo".encode() not in bytes(header.pickled)
-    assert same(decode(frame), [(0, (0, batch))])
-    assert same(round_trip([(1, (2, words))]), [(1, (2, words))])
+    got = decode(frame)
+    column = got[0][1][1].column("w")
+    assert isinstance(column, StringColumn) and not column.decoded
+    assert np.shares_memory(column.data, np.frombuffer(frame, dtype=np.uint8))
+    assert same(got, [(0, (0, batch))])
 
 
-@given(st.lists(st.text(), max_size=50))
-def test_str_columns_round_trip_through_their_raw_form(values):
-    column = np.empty(len(values), dtype=object)
-    column[:] = values
-    encoded = _columnar.encode_strings(column)
-    if any("\ud800" <= ch <= "\udfff" for v in values for ch in v):
-        assert encoded is None          # lone surrogates have no UTF-8: pickled instead
-        return
-    assert _columnar.decode_strings(encoded).tolist() == values
-
-
-def test_a_corrupt_str_column_is_a_frame_error():
+def test_a_corrupt_string_column_is_a_frame_error():
     batch = Batch(w=np.array(["ab", "cd"], dtype=object))
     frame = bytearray(joined(encode([(0, (0, batch))])))
     header = Header(frame)
     start = header.length + (-header.length % 8)
-    struct.pack_into("<q", frame, start + 8 + 8, 99)      # an offset past the bytes
-    with pytest.raises(FrameError, match="string column"):
+    struct.pack_into("<i", frame, start + 4, 99)      # an offset past the bytes
+    with pytest.raises(FrameError, match="string offset"):
         decode(frame)
-    for bad in (b"", struct.pack("<q", -1), struct.pack("<qqq", 1, 0, 5)):
-        with pytest.raises(ValueError):
-            _columnar.decode_strings(bad)
 
 
-def test_object_columns_are_pickled():
+def test_object_columns_are_pickled_and_the_others_travel_raw():
     batch = Batch(s=np.array(["a", None], dtype=object), k=np.array([1, 2]))
     frame = joined(encode([(0, (0, batch))]))
-    assert codec.COLUMN not in Header(frame).kinds
+    assert [kind.spec for kind, _, _ in Header(frame).columns] == [b"<i8"]
     assert same(decode(frame), [(0, (0, batch))])
 
 
@@ -313,6 +288,9 @@ def test_every_truncation_is_refused(segments):
             decode(frame[:n])
 
 
+FIELDS = ["magic", "version", "reserved", "header", "columns", "buffers", "pickle", "spare"]
+
+
 @pytest.mark.parametrize(
     "field,delta",
     [
@@ -320,9 +298,12 @@ def test_every_truncation_is_refused(segments):
         ("header", -8),
         ("header", -1),
         ("header", 10**6),
-        ("count", 1),
-        ("count", -1),
-        ("count", 10**6),
+        ("columns", 1),
+        ("columns", -1),
+        ("columns", 10**6),
+        ("buffers", 1),
+        ("buffers", -1),
+        ("buffers", 10**6),
         ("pickle", 1),
         ("pickle", -1),
         ("pickle", 10**6),
@@ -330,41 +311,47 @@ def test_every_truncation_is_refused(segments):
 )
 def test_header_lengths_that_do_not_add_up(field, delta):
     frame = bytearray(sample_frame())
-    magic, version, reserved, header_len, count, pickle_len = codec._PREFIX.unpack_from(frame)
-    values = {"header": header_len, "count": count, "pickle": pickle_len}
+    values = dict(zip(FIELDS, codec._PREFIX.unpack_from(frame)))
     values[field] += delta
-    codec._PREFIX.pack_into(
-        frame, 0, magic, version, reserved, values["header"], values["count"], values["pickle"]
-    )
+    codec._PREFIX.pack_into(frame, 0, *values.values())
     with pytest.raises(FrameError):
         decode(frame)
 
 
-def test_corrupt_segment_descriptors():
+def test_corrupt_column_heads():
     frame = sample_frame()
     at = codec.PREFIX_BYTES
-    nbytes, kind, dtlen = codec._SEGMENT.unpack_from(frame, at)
-    assert kind == codec.COLUMN and dtlen == 3
+    assert frame[at : at + 4] == b"\x03<i8"
+    rows, nbytes = struct.unpack_from("<QQ", frame, at + 4)
 
-    def patched(nbytes=nbytes, kind=kind, dtype=None):
+    def patched(rows=rows, nbytes=nbytes, spec=None):
         out = bytearray(frame)
-        codec._SEGMENT.pack_into(out, at, nbytes, kind, dtlen)
-        if dtype is not None:
-            out[at + codec._SEGMENT.size : at + codec._SEGMENT.size + dtlen] = dtype
+        struct.pack_into("<QQ", out, at + 4, rows, nbytes)
+        if spec is not None:
+            out[at + 1 : at + 4] = spec
         return out
 
-    with pytest.raises(FrameError, match="kind"):
-        decode(patched(kind=7))
+    with pytest.raises(FrameError, match="not 75 bytes"):
+        decode(patched(nbytes=nbytes + 3))  # not the rows' bytes
     with pytest.raises(FrameError):
-        decode(patched(nbytes=nbytes + 3))  # not a whole number of items
+        decode(patched(rows=2**37, nbytes=2**40))  # more than the frame holds
     with pytest.raises(FrameError):
-        decode(patched(nbytes=2**40))  # more than the frame holds
+        decode(patched(spec=b"\xff\xfe?"))  # not a dtype at all
     with pytest.raises(FrameError):
-        decode(patched(dtype=b"|O8"))  # objects never travel raw
-    with pytest.raises(FrameError):
-        decode(patched(dtype=b"\xff\xfe?"))  # not a dtype at all
-    with pytest.raises(FrameError):
-        decode(patched(dtype=b"zz9"))
+        decode(patched(spec=b"zz9"))
+
+
+def test_a_column_of_objects_is_refused():
+    """Object columns are pickled, never raw: a head saying otherwise is corrupt."""
+    head = bytearray(codec.PREFIX_BYTES)
+    write_head(OBJECT, 1, [8], head)
+    pickled = pickle.dumps([(0, 0, None, 0)], protocol=5)
+    head += pickled
+    codec._PREFIX.pack_into(head, 0, codec.MAGIC, codec.VERSION, 0, len(head), 1, 0,
+                            len(pickled), 0)
+    frame = bytes(head) + bytes(-len(head) % 8) + bytes(8)
+    with pytest.raises(FrameError, match="objects"):
+        decode(frame)
 
 
 def test_a_frame_shorter_than_its_prefix():

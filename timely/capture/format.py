@@ -9,13 +9,13 @@ tagged encoding that never runs code, numeric columns are raw typed buffers
 from a whitelist of dtypes, and pickles are neither written nor read unless
 the caller passes ``allow_pickle=True``.
 
-Layout (version 1; integers little-endian)
+Layout (version 2; integers little-endian)
 ------------------------------------------
 
 ::
 
     stream   := header frame*
-    header   := magic "\\x89TLYCAP\\n" (8 bytes), version u16 (= 1), flags u16 (= 0)
+    header   := magic "\\x89TLYCAP\\n" (8 bytes), version u16 (= 2), flags u16 (= 0)
     frame    := length u32, crc u32, payload (length bytes)
 
 ``length`` is the payload's size, from 1 to the reader's ``max_frame``
@@ -43,19 +43,30 @@ Containers (the body of a messages frame), by the byte that names them:
   ``nbytes u64``, zero padding to a multiple of 16 from the payload's start,
   then the body.
 - ``0x05`` :class:`~timely.Batch`: ``ncols u32``, then per column ``name``
-  (``u16`` length + UTF-8), ``dtype``, ``rows u64``, ``nbytes u64``; zero
-  padding to a multiple of 16; then the columns' bodies in order, each
-  followed by padding to a multiple of 16.
+  (``u16`` length + UTF-8) and the column's *head*; zero padding to a
+  multiple of 16; then the columns' parts in order, each followed by padding
+  to a multiple of 16.
 - ``0x06`` a pickled container (only with ``allow_pickle=True``): ``n u32``,
   ``n`` bytes of pickle.
 
-``dtype`` is ``u8`` length + ASCII: numpy's ``dtype.str`` (``"<i8"``,
-``"|b1"``, ``"<f8"``, ``"<M8[ns]"``, ``"|S16"``, ``"<U8"``; kinds ``b i u f c
-m M S U`` only), whose body is the raw C-order buffer of ``rows x itemsize``
-bytes; ``"|utf8"``, a batch column of Python str, whose body is the row count
-(i64), ``rows + 1`` byte offsets (i64) and the rows' UTF-8 bytes back to back;
-or ``"|O"``, any other object column or array, whose body is one tagged record
-per element.
+Columns are written by the one column serializer,
+:mod:`timely.container.serialize`, which the wire between workers uses too.
+A column's head is its spec (``u8`` length + ASCII), ``rows u64`` and the
+byte size (``u64``) of each of its parts. Specs: numpy's ``dtype.str``
+(``"<i8"``, ``"|b1"``, ``"<f8"``, ``"<M8[ns]"``, ``"|S16"``, ``"<U8"``;
+kinds ``b i u f c m M S U`` only), one part, the raw C-order buffer of
+``rows x itemsize`` bytes; ``"|string"`` and ``"|large_string"``, a string
+column (:class:`~timely.container.StringColumn`), two parts: ``rows + 1``
+offsets (i32, resp. i64) from 0 to the size of the second part, the rows'
+UTF-8 bytes back to back (checked: every row valid UTF-8); ``"|O"``, any
+other object column, one part of one tagged record per element. An array's
+``dtype`` is a spec too (a raw one, or ``"|O"``).
+
+Versions: version 2 (written since string columns are Arrow-layout) differs
+from version 1 only in string columns: version 1 wrote a batch column of str
+as the spec ``"|utf8"`` and one part holding the row count (i64), ``rows +
+1`` offsets (i64) and the bytes. A reader reads both versions; it refuses
+``"|utf8"`` in a version 2 stream.
 
 Tagged records (one tag byte, then the body): ``N`` None, ``T`` True, ``F``
 False, ``i`` int (i64), ``I`` int outside int64 (``n u32``, ``n`` bytes of
@@ -84,9 +95,9 @@ Guarantees and costs
 - Columnar data costs one CRC-32 pass and one copy each way: the writer
   writes the frame header, then each column's own buffer (no copy into a
   frame); the reader reads a large frame with ``readinto`` into one
-  preallocated array and makes the columns views of it. Per-record work is
-  done only for lists of records and object columns other than str columns
-  (those are encoded and decoded in compiled code).
+  preallocated array and makes the columns views of it (a string column's
+  offsets and bytes too: no Python str is made; its UTF-8 is checked in C).
+  Per-record work is done only for lists of records and object columns.
 
 >>> import io
 >>> from timely.capture import Messages, Progress
@@ -104,7 +115,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import re
 import socket
 import stat
 import struct
@@ -113,7 +123,9 @@ import zlib
 import numpy as np
 
 from timely.capture.event import Messages, Progress
-from timely.dataflow._columnar import decode_strings, encode_strings
+from timely.container import Batch
+from timely.container.serialize import OBJECT, column_parts, dtype_type, read_head, spec_type
+from timely.container.serialize import write_head as write_column_head
 from timely.errors import CaptureFormatError, CaptureTypeError
 
 __all__ = [
@@ -121,12 +133,14 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FRAME",
     "VERSION",
+    "VERSIONS",
     "EventReader",
     "EventWriter",
 ]
 
 MAGIC = b"\x89TLYCAP\n"
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)            # what a reader reads
 MAX_FRAME = 1 << 30          # default largest payload a reader accepts and a writer writes
 MAX_DEPTH = 100              # deepest nesting of tagged records
 _LIMIT = (1 << 32) - 1
@@ -149,7 +163,6 @@ _U8 = struct.Struct("<B")
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
-_COLUMN = struct.Struct("<QQ")
 _TAG_I64 = struct.Struct("<Bq")
 _TAG_F64 = struct.Struct("<Bd")
 _TAG_LEN = struct.Struct("<BI")
@@ -160,11 +173,6 @@ _AHEAD = _SMALL + 8          # the most read at once through the reader's scratc
                              # small frame and its header, but little of a large frame,
                              # which a file reads in place
 _ALIGN = 16
-_RAW_KINDS = frozenset("biufcmMSU")
-_DTYPE_RE = re.compile(rb"[<>|][biufcmMSU][0-9]{1,6}(\[[0-9]{0,6}[A-Za-z]{1,2}\])?")
-_OBJECT = b"|O"
-_UTF8 = b"|utf8"             # a batch column of str: offsets and UTF-8 bytes
-_STR_COLUMN = object()      # what _decode_dtype returns for _UTF8
 
 _TIME_STRUCTS: dict = {}
 _ROW_STRUCTS: dict = {}
@@ -182,21 +190,6 @@ def _row_struct(k: int) -> struct.Struct:
     if s is None:
         s = _ROW_STRUCTS[k] = struct.Struct(f"<{k}Qq")
     return s
-
-
-_batch_class = None
-
-
-def _batch_type():
-    """``timely.Batch``, imported on first use (the columnar module is optional here)."""
-    global _batch_class
-    if _batch_class is None:
-        try:
-            from timely.dataflow.batch import Batch
-        except ImportError:      # pragma: no cover - the columnar batch is not built
-            return None
-        _batch_class = Batch
-    return _batch_class
 
 
 def _pad(n: int) -> int:
@@ -290,22 +283,17 @@ def _encode_record(x, out: bytearray, allow_pickle: bool, depth: int) -> None:
 
 
 def _encode_dtype(dtype: np.dtype, out: bytearray, what: str) -> bool:
-    """Appends the dtype spec; True for a raw buffer, False for tagged objects."""
-    if dtype.hasobject:
+    """Appends an array's dtype spec; True for a raw buffer, False for tagged objects."""
+    kind = dtype_type(dtype)
+    if kind is None:
         if dtype != np.dtype(object):
-            raise CaptureTypeError(f"cannot write {what} of structured dtype {dtype}")
-        out.append(len(_OBJECT))
-        out += _OBJECT
-        return False
-    if (dtype.kind not in _RAW_KINDS or dtype.fields is not None
-            or dtype.subdtype is not None or dtype.itemsize == 0):
-        raise CaptureTypeError(
-            f"cannot write {what} of dtype {dtype}: raw buffers are numeric, bool, "
-            f"datetime, fixed-width bytes or str")
-    spec = dtype.str.encode("ascii")
-    out.append(len(spec))
-    out += spec
-    return True
+            raise CaptureTypeError(
+                f"cannot write {what} of dtype {dtype}: raw buffers are numeric, bool, "
+                f"datetime, fixed-width bytes or str")
+        kind = OBJECT
+    out.append(len(kind.spec))
+    out += kind.spec
+    return kind is not OBJECT
 
 
 def _encode_objects(values, allow_pickle: bool) -> bytearray:
@@ -347,36 +335,30 @@ def _encode_container(data, out: bytearray, allow_pickle: bool) -> list:
         for x in data:
             _encode_record(x, out, allow_pickle, 1)
         return []
-    batch_type = _batch_type()
-    if batch_type is not None and isinstance(data, batch_type):
-        columns = data.columns
-        rows = len(data)
+    if isinstance(data, Batch):
         out.append(_BATCH)
-        out += _U32.pack(len(columns))
-        bodies = []
-        for name, column in columns.items():
+        out += _U32.pack(len(data.columns))
+        parts: list = []
+        for name, column in data.columns.items():
             name_bytes = name.encode("utf-8", "surrogatepass")
             if len(name_bytes) > 0xFFFF:
                 raise CaptureTypeError("a column name longer than 65535 bytes")
             out += _U16.pack(len(name_bytes))
             out += name_bytes
-            body = encode_strings(column) if column.dtype == object else None
-            if body is not None:
-                out.append(len(_UTF8))
-                out += _UTF8
-            elif _encode_dtype(column.dtype, out, f"column {name!r}"):
-                body = _raw_bytes(column)
-            else:
-                body = _encode_objects(column, allow_pickle)
-            out += _COLUMN.pack(rows, len(body))
-            bodies.append(body)
-        parts: list = []
-        tail = _pad(len(out))
-        out += bytes(tail)
-        for body in bodies:
-            parts.append(body)
-            if _pad(len(body)):
-                parts.append(bytes(_pad(len(body))))
+            written = column_parts(column)
+            if written is None:
+                if column.dtype != np.dtype(object):
+                    raise CaptureTypeError(
+                        f"cannot write column {name!r} of dtype {column.dtype}: raw buffers "
+                        f"are numeric, bool, datetime, fixed-width bytes or str")
+                written = (OBJECT, len(data), [_encode_objects(column, allow_pickle)])
+            kind, rows, bodies = written
+            write_column_head(kind, rows, [len(memoryview(b)) for b in bodies], out)
+            for body in bodies:
+                parts.append(body)
+                if _pad(len(memoryview(body))):
+                    parts.append(bytes(_pad(len(memoryview(body)))))
+        out += bytes(_pad(len(out)))
         return parts
     if isinstance(data, np.ndarray):
         if not 1 <= data.ndim <= 32:
@@ -703,27 +685,21 @@ def _decode_records(mv, pos: int, end: int, n: int, allow_pickle: bool, base: in
 
 
 def _decode_dtype(mv, pos: int, end: int, base: int):
-    """``(dtype or None for objects, next position)``."""
+    """``(dtype, or None for objects, next position)`` of an array's dtype spec."""
     if pos >= end:
         _fail("a dtype runs past the end of its frame", base + pos)
     n = mv[pos]
     if pos + 1 + n > end:
         _fail("a dtype runs past the end of its frame", base + pos)
-    spec = bytes(mv[pos + 1:pos + 1 + n])
-    if spec == _OBJECT:
-        return None, pos + 1 + n
-    if spec == _UTF8:
-        return _STR_COLUMN, pos + 1 + n
-    if not _DTYPE_RE.fullmatch(spec):
-        _fail(f"dtype {spec[:40]!r} is not one of the raw dtypes the format allows", base + pos)
     try:
-        dtype = np.dtype(spec.decode("ascii"))
-    except (TypeError, ValueError):
-        _fail(f"dtype {spec!r} is not a dtype", base + pos)
-    if (dtype.kind not in _RAW_KINDS or dtype.hasobject or dtype.fields is not None
-            or dtype.itemsize == 0 or dtype.str.encode("ascii") != spec):
-        _fail(f"dtype {spec!r} is not one of the raw dtypes the format allows", base + pos)
-    return dtype, pos + 1 + n
+        kind = spec_type(bytes(mv[pos + 1:pos + 1 + n]))
+    except ValueError as error:
+        _fail(str(error), base + pos)
+    if kind is OBJECT:
+        return None, pos + 1 + n
+    if kind.kind != kind.RAW:
+        _fail(f"an array of {kind.spec!r} (a spec for batch columns only)", base + pos)
+    return kind.dtype, pos + 1 + n
 
 
 def _decode_objects(mv, pos: int, end: int, count: int, allow_pickle: bool, base: int):
@@ -733,7 +709,8 @@ def _decode_objects(mv, pos: int, end: int, count: int, allow_pickle: bool, base
     return np.fromiter(items, dtype=object, count=count)
 
 
-def _decode_container(payload: np.ndarray, mv, pos: int, allow_pickle: bool, base: int):
+def _decode_container(payload: np.ndarray, mv, pos: int, allow_pickle: bool, base: int,
+                      version: int):
     end = len(mv)
     if pos >= end:
         _fail("a messages frame without a container", base + pos)
@@ -776,8 +753,6 @@ def _decode_container(payload: np.ndarray, mv, pos: int, allow_pickle: bool, bas
         count = 1
         for d in shape:
             count *= d
-        if dtype is _STR_COLUMN:
-            _fail("a str column spec on an array (it is for batch columns)", base + at)
         if dtype is None:
             flat = _decode_objects(mv, pos, end, count, allow_pickle, base)
         else:
@@ -790,72 +765,68 @@ def _decode_container(payload: np.ndarray, mv, pos: int, allow_pickle: bool, bas
         except (ValueError, OverflowError):
             _fail(f"an array of shape {shape} cannot be made", base + at)
     if kind == _BATCH:
-        batch_type = _batch_type()
-        if batch_type is None:   # pragma: no cover
-            _fail("a columnar batch, but timely.Batch is not available", base + at)
-        if pos + 4 > end:
-            _fail("a batch header runs past the end of its frame", base + at)
-        ncols = _U32.unpack_from(mv, pos)[0]
-        pos += 4
-        if ncols > end - pos:
-            _fail(f"a batch of {ncols} columns cannot fit in its frame", base + at)
-        heads = []
-        rows = None
-        for _ in range(ncols):
-            col_at = pos
-            if pos + 2 > end:
-                _fail("a column header runs past the end of its frame", base + col_at)
-            n = _U16.unpack_from(mv, pos)[0]
-            pos += 2
-            if pos + n > end:
-                _fail("a column name runs past the end of its frame", base + col_at)
-            try:
-                name = str(mv[pos:pos + n], "utf-8", "surrogatepass")
-            except UnicodeDecodeError:
-                _fail("a column name that is not UTF-8", base + col_at)
-            pos += n
-            dtype, pos = _decode_dtype(mv, pos, end, base)
-            if pos + 16 > end:
-                _fail("a column header runs past the end of its frame", base + col_at)
-            col_rows, nbytes = _COLUMN.unpack_from(mv, pos)
-            pos += 16
-            if rows is None:
-                rows = col_rows
-            elif col_rows != rows:
-                _fail(f"column {name!r} has {col_rows} rows, the others {rows}", base + col_at)
-            if (dtype is not None and dtype is not _STR_COLUMN
-                    and col_rows * dtype.itemsize != nbytes):
-                _fail(f"column {name!r}: {col_rows} rows of {dtype.str} are not {nbytes} bytes",
-                      base + col_at)
-            heads.append((name, dtype, col_rows, nbytes, col_at))
-        pos += _pad(pos)
-        columns = {}
-        for name, dtype, col_rows, nbytes, col_at in heads:
+        return _decode_batch(payload, mv, pos, end, at, allow_pickle, base, version)
+    _fail(f"unknown container 0x{kind:02x}", base + at)
+
+
+def _decode_batch(payload: np.ndarray, mv, pos: int, end: int, at: int, allow_pickle: bool,
+                  base: int, version: int) -> Batch:
+    if pos + 4 > end:
+        _fail("a batch header runs past the end of its frame", base + at)
+    ncols = _U32.unpack_from(mv, pos)[0]
+    pos += 4
+    if ncols > end - pos:
+        _fail(f"a batch of {ncols} columns cannot fit in its frame", base + at)
+    heads = []
+    rows = None
+    for _ in range(ncols):
+        col_at = pos
+        if pos + 2 > end:
+            _fail("a column header runs past the end of its frame", base + col_at)
+        n = _U16.unpack_from(mv, pos)[0]
+        pos += 2
+        if pos + n > end:
+            _fail("a column name runs past the end of its frame", base + col_at)
+        try:
+            name = str(mv[pos:pos + n], "utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            _fail("a column name that is not UTF-8", base + col_at)
+        pos += n
+        try:
+            kind, col_rows, sizes, pos = read_head(mv, pos, end, legacy=version == 1)
+        except ValueError as error:
+            _fail(f"column {name!r}: {error}", base + col_at)
+        if rows is None:
+            rows = col_rows
+        elif col_rows != rows:
+            _fail(f"column {name!r} has {col_rows} rows, the others {rows}", base + col_at)
+        heads.append((name, kind, col_rows, sizes, col_at))
+    pos += _pad(pos)
+    columns = {}
+    for name, kind, col_rows, sizes, col_at in heads:
+        if name in columns:
+            _fail(f"column {name!r} appears twice", base + col_at)
+        parts = []
+        for nbytes in sizes:
             if nbytes > end - pos:
-                _fail(f"column {name!r} of {nbytes} bytes runs past the end of its frame",
-                      base + col_at)
-            if name in columns:
-                _fail(f"column {name!r} appears twice", base + col_at)
-            if dtype is _STR_COLUMN:
-                try:
-                    column = decode_strings(payload[pos:pos + nbytes])
-                except (ValueError, UnicodeDecodeError) as error:
-                    _fail(f"column {name!r} is not a valid str column: {error}", base + col_at)
-                if len(column) != col_rows:
-                    _fail(f"column {name!r} has {len(column)} strings, not {col_rows}",
-                          base + col_at)
-                columns[name] = column
-            elif dtype is None:
-                columns[name] = _decode_objects(mv, pos, pos + nbytes, col_rows, allow_pickle,
-                                                base)
-            else:
-                columns[name] = payload[pos:pos + nbytes].view(dtype)
+                _fail(f"column {name!r}: a part of {nbytes} bytes runs past the end of its "
+                      f"frame", base + col_at)
+            parts.append((pos, pos + nbytes))
             pos += nbytes
             pos += _pad(nbytes)
-        if pos != end:
-            _fail("a batch frame's length does not match its columns", base + at)
-        return batch_type(columns)
-    _fail(f"unknown container 0x{kind:02x}", base + at)
+        if kind is OBJECT:
+            first, last = parts[0]
+            columns[name] = _decode_objects(mv, first, last, col_rows, allow_pickle, base)
+            continue
+        try:
+            columns[name] = kind.build(col_rows, [payload[a:b] for a, b in parts],
+                                       check_utf8=True)
+        except ValueError as error:
+            _fail(f"column {name!r} is not a valid {kind.spec.decode('ascii')} column: "
+                  f"{error}", base + col_at)
+    if pos != end:
+        _fail("a batch frame's length does not match its columns", base + at)
+    return Batch.from_columns(columns, rows or 0)
 
 
 def _decode_time(mv, pos: int, end: int, base: int):
@@ -872,15 +843,17 @@ def _decode_time(mv, pos: int, end: int, base: int):
 _END_EVENT = object()
 
 
-def decode_event(payload: np.ndarray, allow_pickle: bool = False, base: int = 0):
-    """The event in a frame's ``payload`` (a uint8 array); ``base`` is the
-    payload's offset in the stream, for error messages."""
+def decode_event(payload: np.ndarray, allow_pickle: bool = False, base: int = 0,
+                 version: int = VERSION):
+    """The event in a frame's ``payload`` (a uint8 array) of a stream of
+    format ``version``; ``base`` is the payload's offset in the stream, for
+    error messages."""
     mv = memoryview(payload)
     end = len(mv)
     kind = mv[0]
     if kind == _MESSAGES:
         time, pos = _decode_time(mv, 1, end, base)
-        return Messages(time, _decode_container(payload, mv, pos, allow_pickle, base))
+        return Messages(time, _decode_container(payload, mv, pos, allow_pickle, base, version))
     if kind == _PROGRESS:
         if end < 6:
             _fail("a progress frame too short for its header", base)
@@ -957,6 +930,7 @@ class EventReader:
         self._scratch = bytearray(_AHEAD)
         self._scratch_view = memoryview(self._scratch)
         self._header = False
+        self.version = None       # the stream's format version, once its header is read
         self._big = None          # a large frame being read: [start, length, crc, payload, filled]
         self._eof = False         # a definite end of the stream was seen
         self.ended = False
@@ -1077,13 +1051,15 @@ class EventReader:
         if not have:
             return False
         _magic, version, flags = _HEADER.unpack_from(self._buf, self._pos)
-        if version != VERSION:
-            _fail(f"capture format version {version}; this reader reads version {VERSION}",
+        if version not in VERSIONS:
+            _fail(f"capture format version {version}; this reader reads versions "
+                  f"{', '.join(map(str, VERSIONS))}",
                   len(MAGIC))
         if flags:
             _fail(f"unknown header flags 0x{flags:04x}", len(MAGIC) + 2)
         self._consume(_HEADER.size)
         self._header = True
+        self.version = version
         return True
 
     def _continue_big(self):
@@ -1162,7 +1138,7 @@ class EventReader:
         if zlib.crc32(payload) != crc:
             _fail("a frame whose checksum does not match (corrupted)", start)
         try:
-            event = decode_event(payload, self.allow_pickle, start + _FRAME.size)
+            event = decode_event(payload, self.allow_pickle, start + _FRAME.size, self.version)
         except CaptureFormatError:
             raise
         except (ValueError, TypeError, OverflowError, IndexError, struct.error,

@@ -1,6 +1,6 @@
 """Scopes, streams, channels, capabilities and the operator library."""
 
-from timely.dataflow.batch import Batch, BatchError
+from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.capability import Capability, CapabilitySet, InputCapability
 from timely.dataflow.channels import Broadcast, Exchange, Pipeline
@@ -11,6 +11,7 @@ from timely.dataflow.operators.probe import ProbeHandle
 from timely.dataflow.operators.vertex import Vertex
 from timely.dataflow.scope import Scope
 from timely.dataflow.stream import Stream
+from timely.errors import BatchError
 
 __all__ = [
     "Batch",

@@ -1,57 +1,24 @@
 """Channels: how messages move from an operator output to operator inputs.
 
 A message is a pair ``(time, data)`` where ``data`` is a batch of records (a
-list) or a columnar :class:`~timely.dataflow.batch.Batch`. An output pushes through a :class:`Counter`, which records produced
-counts per time, into a :class:`Tee`, which hands each message to the pusher
-of every channel connected to the output. A pact (:class:`Pipeline`,
-:class:`Exchange`) makes the pusher/puller pair of a channel: Pipeline keeps
-data on this worker, Exchange routes each record to worker ``key % peers``.
+list) or a columnar :class:`~timely.container.Batch`. An output pushes
+through a :class:`Counter`, which records produced counts per time, into a
+:class:`Tee`, which hands each message to the pusher of every channel
+connected to the output. A pact (:class:`Pipeline`, :class:`Exchange`) makes
+the pusher/puller pair of a channel: Pipeline keeps data on this worker,
+Exchange routes each record to worker ``stable_hash(key) % peers``
+(:mod:`timely.container.routing`: the same hash for records and columns).
 """
 
 from __future__ import annotations
 
-import zlib
 from collections import deque
 
 from timely.communication.allocator import Puller
-from timely.dataflow import _columnar
-from timely.dataflow.batch import Batch
+from timely.container import Batch
+from timely.container.routing import partition, route, stable_hash
 
 __all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pipeline", "Tee", "stable_hash"]
-
-
-def stable_hash(key) -> int:
-    """A hash of ``key`` that is the same on every worker and every run.
-
-    Python's ``hash`` of a str is salted per process, so it cannot choose a
-    worker: ints route as themselves, str and bytes by CRC-32, tuples by
-    combining their parts.
-    """
-    if type(key) is int:
-        return key
-    if isinstance(key, str):
-        return zlib.crc32(key.encode("utf-8", "surrogatepass"))
-    if isinstance(key, (bytes, bytearray, memoryview)):
-        return zlib.crc32(key)
-    if isinstance(key, bool):
-        return int(key)
-    if isinstance(key, int):
-        return int(key)
-    if isinstance(key, tuple):
-        h = 0x345678
-        for part in key:
-            h = (h * 1000003 ^ stable_hash(part)) & 0xFFFFFFFFFFFFFFFF
-        return h
-    if isinstance(key, float) and key.is_integer():
-        return int(key)
-    if isinstance(key, float):
-        return zlib.crc32(key.hex().encode())
-    if key is None:
-        return 0
-    index = getattr(key, "__index__", None)
-    if index is not None:
-        return index()
-    raise TypeError(f"cannot route by a key of type {type(key).__name__}: {key!r}")
 
 
 def _share(data):
@@ -131,9 +98,10 @@ class ExchangePusher:
     """Routes each record to worker ``key(record) % peers``.
 
     A columnar :class:`Batch` is routed whole, vectorized: ``route`` is a key
-    column's name (or a function of the batch returning the key array), the
+    column's name (or a function of the batch returning the key column), the
     rows' workers are computed in C exactly as :func:`stable_hash` would
-    route each key, and each worker gets one batch of its rows, in order.
+    route each key (a string column by its UTF-8 bytes, without making a
+    Python str), and each worker gets one batch of its rows, in order.
     """
 
     __slots__ = ("pushers", "route", "peers")
@@ -150,7 +118,7 @@ class ExchangePusher:
                 raise TypeError(
                     f"Exchange by column {route!r} routes columnar batches, "
                     f"not a {type(data).__name__} of records")
-            data[route]                   # a missing key column fails at any worker count
+            data.column(route)            # a missing key column fails at any worker count
         peers = self.peers
         if peers == 1:
             self.pushers[0].push((time, data))
@@ -169,12 +137,12 @@ class ExchangePusher:
                 pusher.push((time, bucket))
 
     def _push_batch(self, time, batch) -> None:
-        route = self.route
-        keys = batch[route] if type(route) is str else route(batch)
+        key = self.route
+        keys = batch.column(key) if type(key) is str else key(batch)
         if len(keys) != len(batch):
             raise ValueError(
                 f"the exchange route gave {len(keys)} keys for a batch of {len(batch)} rows")
-        order, counts = _columnar.partition(_columnar.route(keys, self.peers), self.peers)
+        order, counts = partition(route(keys, self.peers), self.peers)
         start = 0
         for pusher, count in zip(self.pushers, counts.tolist()):
             if count:

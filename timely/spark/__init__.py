@@ -22,7 +22,7 @@ from collections import deque
 
 import numpy as np
 
-from timely.dataflow.batch import Batch
+from timely.container import Batch
 from timely.errors import SparkConfigError, TimelyError
 
 __all__ = ["SparkConfigError", "foreach_batch", "map_batches", "preflight", "run"]
@@ -84,7 +84,7 @@ def _epochs(batch: Batch, epoch_col: str):
     epochs = np.asarray(batch[epoch_col])
     if epochs.dtype.kind not in "iu":
         raise TimelyError(f"epoch column {epoch_col!r} holds {epochs.dtype}, not integers")
-    rest = Batch._trusted({n: c for n, c in batch.columns.items() if n != epoch_col}, len(batch))
+    rest = batch.select([n for n in batch.names if n != epoch_col])
     if len(batch) == 0:
         return []
     if epochs.dtype.kind == "i" and epochs.min() < 0:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Union
 
-from timely.dataflow.batch import Batch
+from timely.container import Batch
 from timely.dataflow.channels import Pipeline
 from timely.dataflow.handles import InputHandle
 from timely.dataflow.time import minimum

@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from timely.dataflow._aggregate import AGGREGATES, AggregateError, GroupBy, _aggregates
-from timely.dataflow.batch import Batch
+from timely.container import Batch
+from timely.container.aggregate import AGGREGATES, GroupBy, aggregate_names
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import _pipeline_unary
-from timely.errors import ColumnarError
+from timely.errors import AggregateError, ColumnarError
 
 __all__ = [
     "AGGREGATES",
@@ -111,8 +111,9 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
     does not depend on the worker count; a worker sends its batch for ``t``
     once, at ``t``, only when its input frontier has passed ``t``, and its
     batches in time order. Keys are integer columns, fixed-width ``S``/``U``
-    columns, or object columns (str, or any hashable values, grouped as a
-    dict groups them).
+    columns, string columns (hashed by their bytes; the output's key column
+    is a string column too), or object columns (any hashable values, grouped
+    as a dict groups them).
 
     With more than one worker and ``combine`` (the default) each message is
     first reduced to one row per distinct key where it is (a combiner), so
@@ -122,7 +123,7 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
     combiner), plus the exchange of the (partial) rows; memory one
     accumulator per distinct key for each time not yet complete.
     """
-    hows = _aggregates(how)
+    hows = aggregate_names(how)
     if type(key) is not str:
         raise AggregateError(f"the key is a column name, not {key!r}")
     if key in hows:
@@ -139,9 +140,9 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
             batch = _batch(data, "aggregate")
             _check_columns(batch, rows_needed, "aggregate")
             group = GroupBy(hows)
-            group.update(batch[key], batch[value] if needs_values else None)
+            group.update(batch.column(key), batch[value] if needs_values else None)
             keys, columns = group.result()
-            return Batch._trusted({key: keys, **columns}, len(keys))
+            return Batch.from_columns({key: keys, **columns}, len(keys))
 
         stream = _pipeline_unary(stream, "AggregateCombine", combiner)
 
@@ -162,17 +163,18 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
                     notificator.notify_at(cap.retain())
                     group = groups[cap.time] = GroupBy(hows)
                 if partials:
-                    group.merge(batch[key], batch.columns)
+                    group.merge(batch.column(key), batch.columns)
                 else:
                     _check_columns(batch, rows_needed, "aggregate")
-                    group.update(batch[key], batch[value] if needs_values else None)
+                    group.update(batch.column(key), batch[value] if needs_values else None)
             while True:
                 item = notificator.next(frontiers)
                 if item is None:
                     break
                 cap, _ = item
                 keys, columns = groups.pop(cap.time).result()
-                out.session(cap).give_container(Batch._trusted({key: keys, **columns}, len(keys)))
+                out.session(cap).give_container(
+                    Batch.from_columns({key: keys, **columns}, len(keys)))
                 cap.drop()
 
         return run

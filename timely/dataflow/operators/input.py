@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from timely.dataflow.batch import Batch
+from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.capability import Capability
 from timely.dataflow.handles import BUFFER, Session

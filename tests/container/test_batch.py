@@ -1,4 +1,5 @@
-"""Columnar batches: construction, errors, row operations, Arrow and pickle."""
+"""Columnar batches: construction, errors, row operations, string columns,
+Arrow and pickle."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 import timely
 from timely import Batch, BatchError
+from timely.container import StringColumn
 
 
 def sample() -> Batch:
@@ -193,7 +195,7 @@ def address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
 
-def test_from_arrow_views_numeric_columns_and_converts_strings():
+def test_from_arrow_views_numeric_and_string_columns():
     record_batch = pa.RecordBatch.from_arrays(
         [
             pa.array([1, 2, 3], type=pa.int64()),
@@ -211,7 +213,13 @@ def test_from_arrow_views_numeric_columns_and_converts_strings():
         assert not column.flags.writeable  # a view of Arrow's buffer
         assert address(column) == record_batch.column(k).buffers()[1].address
     assert b["i"].dtype == np.int64 and b["f"].dtype == np.float32
+    strings = b.column("s")
+    assert isinstance(strings, StringColumn) and not strings.decoded
+    _, offsets, data = record_batch.column(2).buffers()
+    assert address(strings.offsets) == offsets.address  # Arrow's buffers, not copies
+    assert address(strings.data) == data.address
     assert b["s"].dtype == object and b["s"].tolist() == ["x", "yy", "z"]
+    assert strings.decoded and b["s"] is b["s"]  # decoded once, then cached
     assert b["b"].dtype == np.bool_ and b["b"].tolist() == [True, False, True]
 
 
@@ -244,6 +252,8 @@ def test_to_arrow_shares_numeric_buffers():
     assert record_batch.column(0).buffers()[1].address == address(b["x"])
     assert record_batch.column(1).buffers()[1].address == address(b["f"])
     assert record_batch.column(2).to_pylist() == ["a", "b", "c", "d", "e"]
+    strings = Batch(s=["a", "bc"]).to_arrow().column(0)
+    assert strings.type == pa.string() and strings.to_pylist() == ["a", "bc"]
 
 
 def test_to_arrow_casts_to_a_schema():
@@ -297,3 +307,87 @@ def test_pickle_protocol_5_sends_columns_out_of_band():
     assert buffers and len(data) < b.nbytes
     back = pickle.loads(data, buffers=buffers)
     assert same(back, b)
+
+
+# -- string columns -------------------------------------------------------------------
+
+
+def test_a_list_of_text_is_stored_as_a_string_column():
+    words = np.array(["é", "", "abc"], dtype=object)
+    b = Batch(o=words, listed=["x", "yy", "z"], fixed=np.array(["p", "q", "r"]))
+    assert isinstance(b.column("listed"), StringColumn)
+    assert b["listed"].tolist() == ["x", "yy", "z"] and b["listed"].dtype == object
+    assert b.column("o") is words and b["o"] is words  # an ndarray is taken as it is
+    assert b.column("fixed").dtype == np.dtype("<U1")
+    assert b.columns["listed"] is b.column("listed")
+    assert b.nbytes == 3 * 8 + (4 * 4 + 4) + 3 * 4  # pointers; offsets and UTF-8; UCS-4
+    assert isinstance(Batch(t=("a", "b")).column("t"), StringColumn)
+    assert Batch(s=["a", "\ud800"]).column("s").dtype.kind == "U"  # no UTF-8: numpy's U
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array(["a", "b"], dtype=object),
+        np.array(["a", None], dtype=object),
+        np.array(["a", 1], dtype=object),
+        np.array(["a", "\ud800"], dtype=object),  # a lone surrogate has no UTF-8
+        np.array([b"a"], dtype=object),
+        np.zeros(0, dtype=object),
+    ],
+)
+def test_other_object_columns_stay_objects(values):
+    b = Batch(o=values)
+    assert b.column("o") is values and b["o"] is values
+
+
+def test_string_column_rows():
+    b = Batch(k=np.arange(5), s=["a", "bb", "", "dddd", "é"])
+    assert b.take([4, 0, 0]).to_records() == [(4, "é"), (0, "a"), (0, "a")]
+    assert b.filter(b["k"] % 2 == 0).to_records() == [(0, "a"), (2, ""), (4, "é")]
+    part = b.slice(1, 4)
+    assert part.to_records() == [(1, "bb"), (2, ""), (3, "dddd")]
+    assert np.shares_memory(part.column("s").data, b.column("s").data)
+    whole = Batch.concat([b.slice(0, 2), b.slice(2, 5)])
+    assert whole == b and isinstance(whole.column("s"), StringColumn)
+    assert not Batch(s=StringColumn([0, 1], b"x")).take([0, 0]).column("s").decoded
+
+
+def test_concat_of_string_and_object_columns():
+    strings = Batch(s=["a", "b"])
+    objects = Batch(s=np.array(["c", None], dtype=object))
+    empty = Batch(s=np.zeros(0))
+    both = Batch.concat([strings, objects])
+    assert both.column("s").dtype == object and both["s"].tolist() == ["a", "b", "c", None]
+    assert isinstance(Batch.concat([strings, empty, strings]).column("s"), StringColumn)
+    assert Batch.concat([strings, empty])["s"].tolist() == ["a", "b"]
+
+
+def test_equality_of_string_columns():
+    a = Batch(s=["x", "y"])
+    assert a == Batch(s=np.array(["x", "y"], dtype=object))
+    assert a == Batch(s=StringColumn(np.array([0, 1, 2]), b"xy"))  # int64 offsets
+    assert a != Batch(s=["x", "z"])
+    assert a == Batch(s=["w", "x", "y"]).slice(1, 3)
+
+
+def test_arrow_round_trip_of_strings():
+    table = pa.table({"s": pa.array(["a", "bc", "", "ключ"]),
+                      "l": pa.array(["x", "y", "z", "w"], type=pa.large_string())})
+    b = Batch.from_arrow(table.slice(1))
+    assert b.column("s").type == "string" and b.column("l").type == "large_string"
+    back = b.to_arrow()
+    assert back.schema == table.schema
+    back.validate(full=True)
+    assert back.to_pydict() == {"s": ["bc", "", "ключ"], "l": ["y", "z", "w"]}
+    assert not b.column("s").decoded and not b.column("l").decoded
+    schema = pa.schema([("s", pa.large_string()), ("l", pa.string())])
+    assert b.to_arrow(schema).schema == schema
+
+
+def test_pickle_of_a_sliced_string_column_sends_its_rows_only():
+    b = Batch(s=["x" * 1000, "a", "b", "y" * 1000]).slice(1, 3)
+    data = pickle.dumps(b, protocol=5)
+    assert len(data) < 500
+    back = pickle.loads(data)
+    assert back == b and back.column("s").offsets.tolist() == [0, 1, 2]

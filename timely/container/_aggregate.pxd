@@ -1,11 +1,12 @@
 from cpython.ref cimport PyObject
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 
 cdef class GroupBy:
     # Groups are numbered 0..size-1 in the order their keys first arrived.
-    # Per group: hashes[g], one of ikeys[g] / fkeys[g * width] / okeys[g]
-    # (by mode), and the accumulators that `how` asks for. index[slots] is an
+    # Per group: hashes[g], one of ikeys[g] / fkeys[g * width] / okeys[g] /
+    # sdata[soffsets[g]:soffsets[g + 1]] and its word swords[g] (by mode),
+    # and the accumulators that `how` asks for. index[slots] is an
     # open-addressing table (linear probing, load <= 1/2) of group numbers,
     # -1 for an empty slot. All buffers are malloc'd and owned here; okeys
     # holds one strong reference per group.
@@ -24,6 +25,10 @@ cdef class GroupBy:
     cdef int64_t *ikeys
     cdef unsigned char *fkeys
     cdef PyObject **okeys
+    cdef int64_t *soffsets
+    cdef uint64_t *swords
+    cdef uint8_t *sdata
+    cdef int64_t sdata_cap
     cdef int64_t *count
     cdef int64_t *isum
     cdef int64_t *imin
@@ -33,11 +38,14 @@ cdef class GroupBy:
     cdef double *fmax
 
     cdef int reserve(self, Py_ssize_t extra) except -1
+    cdef int reserve_bytes(self, int64_t extra) except -1
     cdef int widen(self, Py_ssize_t width) except -1
     cdef int set_values(self, int vkind) except -1
     cdef void assign_int(self, const int64_t *keys, Py_ssize_t n, int64_t *ids) noexcept nogil
     cdef void assign_fixed(self, const unsigned char *rows, Py_ssize_t n,
                            int64_t *ids) noexcept nogil
+    cdef void assign_string(self, const int64_t *offsets, const uint8_t *data, Py_ssize_t n,
+                            int64_t *ids) noexcept nogil
     cdef int assign_object(self, PyObject **keys, Py_ssize_t n, int64_t *ids) except -1
     cdef void fold(self, const int64_t *ids, Py_ssize_t n, const int64_t *counts,
                    const void *sums, const void *mins, const void *maxs) noexcept nogil

@@ -3,15 +3,16 @@
 A :class:`GroupBy` folds batches of ``(key, value)`` rows, or partial
 aggregates made by another GroupBy, into one accumulator per distinct key.
 Keys are integer columns (any int, uint or bool dtype), fixed-width byte or
-text columns (``S``/``U``) or object columns (``str``, or any hashable
-Python value); values are integer (summed as int64, wrapping on overflow) or
-floating point (float64).
+text columns (``S``/``U``), string columns
+(:class:`~timely.container.StringColumn`) or object columns (``str``, or any
+hashable Python value); values are integer (summed as int64, wrapping on
+overflow) or floating point (float64).
 
 Every row costs one hash and one probe of an open-addressing table in C:
-integers hash as themselves, fixed-width keys by their bytes, objects by
-``PyObject_Hash`` and ``PyObject_RichCompareBool`` on the C level (the same
-equality a dict uses). No Python code runs per row, except a key object's own
-``__hash__``/``__eq__``.
+integers hash as themselves, fixed-width keys and string columns by their
+bytes (no Python ``str`` is made), objects by ``PyObject_Hash`` and
+``PyObject_RichCompareBool`` on the C level (the same equality a dict uses).
+No Python code runs per row, except a key object's own ``__hash__``/``__eq__``.
 
 >>> import numpy as np
 >>> g = GroupBy(("count", "sum", "max"))
@@ -27,12 +28,15 @@ cimport numpy as cnp
 from cpython.object cimport Py_EQ
 from cpython.ref cimport PyObject
 from libc.math cimport INFINITY
-from libc.stdint cimport INT64_MAX, INT64_MIN, int64_t, uint64_t
+from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 import numpy as np
 
+from timely.container._columns cimport StringColumn, wrap_strings
+
+from timely.container._columns import strings_or_none
 from timely.errors import AggregateError, TimelyError
 
 cnp.import_array()
@@ -55,6 +59,7 @@ cdef enum:
     KEYS_INT = 1
     KEYS_FIXED = 2
     KEYS_OBJECT = 3
+    KEYS_STRING = 4
 
 cdef enum:
     VALUES_UNSET = 0
@@ -81,6 +86,45 @@ cdef inline uint64_t hash_bytes(const unsigned char *p, Py_ssize_t width) noexce
     for i in range(m):
         h = (h ^ p[i]) * 0x100000001B3ULL
     return h ^ (h >> 29)
+
+
+cdef inline uint64_t load4(const uint8_t *p) noexcept nogil:
+    cdef uint32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef inline uint64_t load8(const uint8_t *p) noexcept nogil:
+    cdef uint64_t v
+    memcpy(&v, p, 8)
+    return v
+
+
+cdef inline uint64_t string_word(const uint8_t *p, size_t n) noexcept nogil:
+    """A key's first eight bytes; for a key of at most eight bytes a word that,
+    with the key's length, determines the key (two overlapping 4-byte reads,
+    or three single bytes): such keys compare without reading their bytes."""
+    if n >= 8:
+        return load8(p)
+    if n >= 4:
+        return load4(p) | load4(p + n - 4) << 32
+    if n > 0:
+        return <uint64_t>p[0] | <uint64_t>p[n >> 1] << 8 | <uint64_t>p[n - 1] << 16
+    return 0
+
+
+@cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
+cdef inline uint64_t hash_string(const uint8_t *p, size_t n, uint64_t word) noexcept nogil:
+    # Every byte counts (a NUL too): the key's word, then eight bytes per
+    # multiply, the last eight overlapping the ones before.
+    cdef uint64_t h = (word ^ (n * 0x9E3779B97F4A7C15ULL)) * 0xFF51AFD7ED558CCDULL
+    cdef size_t i = 8
+    if n > 8:
+        while i + 8 <= n:
+            h = (h ^ (h >> 29) ^ load8(p + i)) * 0xC4CEB9FE1A85EC53ULL
+            i += 8
+        h = (h ^ (h >> 29) ^ load8(p + n - 8)) * 0xC4CEB9FE1A85EC53ULL
+    return h ^ (h >> 32)
 
 
 ctypedef fused number:
@@ -140,7 +184,7 @@ cdef inline const void *data_of(object array) noexcept:
     return cnp.PyArray_DATA(<cnp.ndarray>array)
 
 
-def _aggregates(how):
+def aggregate_names(how):
     """``how`` as a tuple of distinct aggregate names."""
     hows = (how,) if isinstance(how, str) else tuple(how)
     if not hows:
@@ -158,6 +202,16 @@ def _column(values, Py_ssize_t n, str what):
     if array.ndim != 1 or array.shape[0] != n:
         raise AggregateError(f"{what} has shape {array.shape}; the keys have {n} rows")
     return array
+
+
+cdef object key_column(object keys):
+    """``keys`` as a StringColumn or a 1-D array."""
+    if isinstance(keys, StringColumn):
+        return keys
+    keys = np.asarray(keys)
+    if keys.ndim != 1:
+        raise AggregateError(f"keys have shape {keys.shape}; they are 1-D")
+    return keys
 
 
 cdef int value_kind(object array, str what) except -1:
@@ -181,10 +235,13 @@ cdef class GroupBy:
     ``max`` int64 for integer values (sums wrap modulo 2**64) or float64 for
     float values (a NaN makes the group's sum, min and max NaN).
 
-    The key kind (integer, fixed-width ``S`` or ``U``, object) and the value
-    kind (integer or float) are fixed by the first rows; later rows of another
-    kind raise :class:`AggregateError`. Fixed-width keys of different widths
-    mix (shorter ones are padded, as numpy compares them).
+    The key kind (integer, fixed-width ``S`` or ``U``, string column,
+    object) and the value kind (integer or float) are fixed by the first rows;
+    later rows of another kind raise :class:`AggregateError`, except that
+    string columns and object arrays of str mix (keys then stay the kind of
+    the first rows). Fixed-width keys of different widths mix (shorter ones
+    are padded, as numpy compares them). String-column keys give a
+    StringColumn of keys.
 
     Integer values are read as int64 (uint64 values above 2**63 wrap), float
     values as float64.
@@ -220,12 +277,16 @@ cdef class GroupBy:
         self.ikeys = NULL
         self.fkeys = NULL
         self.okeys = NULL
+        self.soffsets = NULL
+        self.swords = NULL
+        self.sdata = NULL
+        self.sdata_cap = 0
         self.count = NULL
         self.isum = self.imin = self.imax = NULL
         self.fsum = self.fmin = self.fmax = NULL
 
     def __init__(self, how=("count",)):
-        self.how = _aggregates(how)
+        self.how = aggregate_names(how)
         self.count_on = "count" in self.how
         self.sum_on = "sum" in self.how
         self.min_on = "min" in self.how
@@ -241,6 +302,9 @@ cdef class GroupBy:
         free(self.ikeys)
         free(self.fkeys)
         free(self.okeys)
+        free(self.soffsets)
+        free(self.swords)
+        free(self.sdata)
         free(self.count)
         free(self.isum)
         free(self.imin)
@@ -283,6 +347,10 @@ cdef class GroupBy:
             self.fkeys = fk
         elif self.mode == KEYS_OBJECT:
             self.okeys = <PyObject **>grow(<int64_t *>self.okeys, old, cap, 0)
+        elif self.mode == KEYS_STRING:
+            # soffsets[g] is where group g's bytes start, soffsets[size] the bytes used.
+            self.soffsets = grow(self.soffsets, old + 1 if old else 0, cap + 1, 0)
+            self.swords = <uint64_t *>grow(<int64_t *>self.swords, old, cap, 0)
         if self.count_on:
             self.count = grow(self.count, old, cap, 0)
         if self.vkind == VALUES_INT:
@@ -315,6 +383,21 @@ cdef class GroupBy:
             while self.index[s] >= 0:
                 s = <Py_ssize_t>((<uint64_t>s + 1) & mask)
             self.index[s] = g
+        return 0
+
+    cdef int reserve_bytes(self, int64_t extra) except -1:
+        """Room for ``extra`` more bytes of string keys."""
+        cdef int64_t need = self.soffsets[self.size] + extra
+        cdef int64_t cap = self.sdata_cap
+        cdef uint8_t *p
+        if need <= cap:
+            return 0
+        cap = max(need, 2 * cap, 64)
+        p = <uint8_t *>realloc(self.sdata, <size_t>cap)
+        if p == NULL:
+            raise MemoryError()
+        self.sdata = p
+        self.sdata_cap = cap
         return 0
 
     cdef int widen(self, Py_ssize_t width) except -1:
@@ -353,10 +436,29 @@ cdef class GroupBy:
         return 0
 
     cdef object prepare_keys(self, object keys):
-        """``keys`` as a contiguous array in the storage format of this
-        GroupBy's key kind, fixing the kind (and the result's dtype) on first use."""
+        """``keys`` as a contiguous array (a StringColumn of int64 offsets for
+        string keys) in the storage format of this GroupBy's key kind, fixing
+        the kind (and the result's dtype) on first use."""
+        cdef StringColumn strings
+        if isinstance(keys, StringColumn):
+            if self.mode == KEYS_OBJECT:
+                return np.ascontiguousarray(keys.to_numpy())
+            if self.mode == KEYS_UNSET:
+                self.set_mode(KEYS_STRING, "string")
+            elif self.mode != KEYS_STRING:
+                self.mismatch("string")
+            strings = keys
+            if strings.wide:
+                return strings
+            return wrap_strings(strings.offsets.astype(np.int64), strings.data, None)
         dtype = keys.dtype
         kind = dtype.kind
+        if kind == "O" and self.mode == KEYS_STRING:
+            strings = strings_or_none(keys) if len(keys) else wrap_strings(
+                np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint8), None)
+            if strings is None:
+                self.mismatch(dtype)
+            return self.prepare_keys(strings)
         if kind in "iub":
             if self.mode == KEYS_UNSET:
                 self.set_mode(KEYS_INT, dtype)
@@ -393,7 +495,7 @@ cdef class GroupBy:
             return np.ascontiguousarray(keys)
         raise AggregateError(
             f"keys of dtype {dtype} are not supported: use integer, fixed-width "
-            "bytes or text (S, U), or object (str) keys")
+            "bytes or text (S, U), string, or object (str) keys")
 
     cdef int set_mode(self, int mode, object dtype) except -1:
         # Groups exist only once keys do: as in set_values.
@@ -469,6 +571,46 @@ cdef class GroupBy:
         self.size = size
 
     @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
+    cdef void assign_string(self, const int64_t *offsets, const uint8_t *data, Py_ssize_t n,
+                            int64_t *ids) noexcept nogil:
+        # reserve_bytes made room for every byte of these rows.
+        cdef int64_t *index = self.index
+        cdef int64_t *starts = self.soffsets
+        cdef uint64_t *words = self.swords
+        cdef uint8_t *stored = self.sdata
+        cdef uint64_t *hashes = self.hashes
+        cdef uint64_t mask = <uint64_t>(self.slots - 1)
+        cdef int shift = self.shift
+        cdef Py_ssize_t size = self.size, i
+        cdef const uint8_t *row
+        cdef int64_t length, g
+        cdef uint64_t s, h, word
+        for i in range(n):
+            row = data + offsets[i]
+            length = offsets[i + 1] - offsets[i]
+            word = string_word(row, <size_t>length)
+            h = hash_string(row, <size_t>length, word)
+            s = (h * FIB) >> shift
+            while True:
+                g = index[s]
+                if g < 0:
+                    g = size
+                    size += 1
+                    memcpy(stored + starts[g], row, <size_t>length)
+                    starts[g + 1] = starts[g] + length
+                    words[g] = word
+                    hashes[g] = h
+                    index[s] = g
+                    break
+                if (hashes[g] == h and words[g] == word and starts[g + 1] - starts[g] == length
+                        and (length <= 8 or memcmp(stored + starts[g] + 8, row + 8,
+                                                   <size_t>(length - 8)) == 0)):
+                    break
+                s = (s + 1) & mask
+            ids[i] = g
+        self.size = size
+
+    @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
     cdef int assign_object(self, PyObject **keys, Py_ssize_t n, int64_t *ids) except -1:
         # A key's __eq__ may run Python code; it cannot reach these buffers,
         # and `keys` stays alive because the caller holds its array.
@@ -534,9 +676,13 @@ cdef class GroupBy:
                     object maxs) except -1:
         """Hashes prepared ``keys`` into groups chunk by chunk and folds the
         matching rows of the prepared (contiguous, int64 or float64) columns."""
-        cdef Py_ssize_t n = keys.shape[0], start = 0, stop, m
+        cdef Py_ssize_t n = len(keys), start = 0, stop, m
         cdef Py_ssize_t vsize = 8
-        cdef const char *kp = <const char *>data_of(keys)
+        cdef StringColumn strings = keys if self.mode == KEYS_STRING else None
+        cdef const char *kp = (<const char *>data_of(keys) if strings is None
+                               else <const char *>strings.bytes)
+        cdef const int64_t *sp_off = (<const int64_t *>data_of(strings.offsets)
+                                      if strings is not None else NULL)
         cdef const int64_t *cp = <const int64_t *>data_of(counts) if counts is not None else NULL
         cdef const char *sp = <const char *>data_of(sums) if sums is not None else NULL
         cdef const char *lo = <const char *>data_of(mins) if mins is not None else NULL
@@ -557,6 +703,10 @@ cdef class GroupBy:
                     kw = self.width
                     with nogil:
                         self.assign_fixed(<const unsigned char *>kp + start * kw, m, ids)
+                elif self.mode == KEYS_STRING:
+                    self.reserve_bytes(sp_off[stop] - sp_off[start])
+                    with nogil:
+                        self.assign_string(sp_off + start, <const uint8_t *>kp, m, ids)
                 else:
                     self.assign_object(<PyObject **>kp + start, m, ids)
                 with nogil:
@@ -574,10 +724,8 @@ cdef class GroupBy:
     def update(self, keys, values=None):
         """Folds rows: ``keys`` and ``values`` are 1-D arrays of one length
         (``values`` may be None when ``how`` is only ``count``)."""
-        keys = np.asarray(keys)
-        if keys.ndim != 1:
-            raise AggregateError(f"keys have shape {keys.shape}; they are 1-D")
-        cdef Py_ssize_t n = keys.shape[0]
+        keys = key_column(keys)
+        cdef Py_ssize_t n = len(keys)
         prepared = None
         if self.needs_values:
             if values is None:
@@ -602,10 +750,8 @@ cdef class GroupBy:
         a column of one value per key, as in another GroupBy's ``result()``
         (``count`` is added, ``sum`` added, ``min``/``max`` compared). A key
         may appear in several rows."""
-        keys = np.asarray(keys)
-        if keys.ndim != 1:
-            raise AggregateError(f"keys have shape {keys.shape}; they are 1-D")
-        cdef Py_ssize_t n = keys.shape[0]
+        keys = key_column(keys)
+        cdef Py_ssize_t n = len(keys)
         columns = {}
         vkind = VALUES_UNSET
         for name in self.how:
@@ -640,6 +786,7 @@ cdef class GroupBy:
         """``(keys, {aggregate: column})``: one row per distinct key, in the
         order the keys first arrived; new arrays (the GroupBy may go on)."""
         cdef Py_ssize_t n = self.size, g
+        cdef int64_t total
         cdef PyObject **out
         if self.mode == KEYS_INT:
             keys = np.empty(n, dtype=np.int64)
@@ -651,6 +798,17 @@ cdef class GroupBy:
             keys = np.empty(n, dtype=self.key_dtype)
             if n:
                 memcpy(<void *>data_of(keys), self.fkeys, <size_t>(n * self.width))
+        elif self.mode == KEYS_STRING:
+            total = self.soffsets[n] if self.soffsets != NULL else 0
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            if n:
+                memcpy(<void *>data_of(offsets), self.soffsets, <size_t>(n + 1) * sizeof(int64_t))
+            if total <= INT32_MAX:
+                offsets = offsets.astype(np.int32)
+            data = np.empty(total, dtype=np.uint8)
+            if total:
+                memcpy(<void *>data_of(data), self.sdata, <size_t>total)
+            keys = wrap_strings(offsets, data, None)
         else:
             keys = np.empty(n, dtype=object)
             out = <PyObject **>data_of(keys)

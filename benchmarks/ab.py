@@ -1,0 +1,348 @@
+"""Before and after: the standard workloads against two or more source trees,
+measured alternately in one run.
+
+Each tree (a checkout of timely built in place) is measured in its own
+subprocess with the tree first on ``sys.path``; the trees take turns, round
+after round, and each figure is the best of the rounds, so load on a shared
+machine falls on every tree alike. Every run checks its answer before its
+time counts.
+
+Workloads (WORKLOADS.md), at 1 and 2 worker processes:
+
+- ``wordcount, columnar``: 10^6 words as one str column, ``aggregate("word",
+  how="count")`` per epoch (10 epochs);
+- ``tumbling, columnar``: 10^6 ``(key, value)`` rows in 100 epochs,
+  ``aggregate("key", "value", how="sum")``;
+- ``wordcount, records``: the ``wordcount`` example (``exchange`` by word and a
+  ``unary_notify`` count), batches of 1024 words;
+- ``tumbling, records``: the tumbling rows as ``(key, value)`` tuples,
+  ``exchange`` by key and a ``unary_notify`` sum per epoch;
+- ``strings, Arrow round trip``: an Arrow string column of 10^6 words, each
+  worker's half as ``Batch.from_arrow``, ``exchange("word")``, and every
+  received batch back to Arrow (``to_arrow``), checked against the input;
+- ``pingpong`` (1 worker): one record around a root-scope loop 10^5 times.
+
+Run: ``python benchmarks/ab.py BEFORE_TREE AFTER_TREE [--rounds 3]``
+(both trees built in place: ``python setup.py build_ext --inplace``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORDS = 10**6
+ROWS = 10**6
+EPOCH_ROWS = 10**4
+KEYS = 1000
+LOOPS = 10**5
+
+
+# -- workloads (run inside the measuring subprocess) --------------------------
+
+
+def _words():
+    from timely.examples.wordcount import make_words
+
+    return make_words(WORDS)
+
+
+def columnar_wordcount(workers: int) -> float:
+    import numpy as np
+
+    import timely
+    from timely import Batch
+
+    words = np.array(_words(), dtype=object)
+    unique, counts = np.unique(words.astype(str), return_counts=True)
+    expected = dict(zip(unique.tolist(), counts.tolist()))
+
+    def work(worker):
+        mine = words[worker.index * WORDS // worker.peers:(worker.index + 1) * WORDS // worker.peers]
+        out = []
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            probe = stream.aggregate("word", how="count").inspect_batch(
+                lambda t, b: out.append(b)).probe()
+        per = -(-len(mine) // 10)
+        start = time.perf_counter()
+        for epoch in range(10):
+            handle.send_batch(Batch(word=mine[epoch * per:(epoch + 1) * per]))
+            handle.advance_to(epoch + 1)
+            worker.step()
+        handle.close()
+        while not probe.done():
+            worker.step_or_park(0.001)
+        elapsed = time.perf_counter() - start
+        totals = collections.Counter()
+        for b in out:
+            totals.update(dict(zip(b["word"].tolist(), b["count"].tolist())))
+        return elapsed, totals
+
+    results = timely.execute(work, workers=workers)
+    totals = collections.Counter()
+    for _, part in results:
+        totals.update(part)
+    assert dict(totals) == expected, "columnar word count: wrong counts"
+    return max(r[0] for r in results)
+
+
+def _tumbling_data():
+    import numpy as np
+
+    rng = np.random.default_rng(20240)
+    return rng.integers(0, KEYS, ROWS), rng.integers(0, 1000, ROWS)
+
+
+def _tumbling_expected(keys, values):
+    import numpy as np
+
+    epochs = np.arange(ROWS) // EPOCH_ROWS
+    return np.bincount(epochs * KEYS + keys, weights=values,
+                       minlength=(ROWS // EPOCH_ROWS) * KEYS).astype(np.int64)
+
+
+def columnar_tumbling(workers: int) -> float:
+    import numpy as np
+
+    import timely
+    from timely import Batch
+
+    keys, values = _tumbling_data()
+    expected = _tumbling_expected(keys, values)
+
+    def work(worker):
+        share = EPOCH_ROWS // worker.peers
+        out = []
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            probe = stream.aggregate("key", "value", how="sum").inspect_batch(
+                lambda t, b: out.append((t, b))).probe()
+        start = time.perf_counter()
+        for epoch in range(ROWS // EPOCH_ROWS):
+            lo = epoch * EPOCH_ROWS + worker.index * share
+            hi = (epoch + 1) * EPOCH_ROWS if worker.index == worker.peers - 1 else lo + share
+            handle.send_batch(Batch(key=keys[lo:hi], value=values[lo:hi]))
+            handle.advance_to(epoch + 1)
+            worker.step()
+        handle.close()
+        while not probe.done():
+            worker.step_or_park(0.001)
+        elapsed = time.perf_counter() - start
+        cells = [t * KEYS + b["key"] for t, b in out]
+        sums = [b["sum"] for _, b in out]
+        return elapsed, cells, sums
+
+    results = timely.execute(work, workers=workers)
+    got = np.zeros_like(expected)
+    for _, cells, sums in results:
+        for c, s in zip(cells, sums):
+            np.add.at(got, c, s)
+    assert np.array_equal(got, expected), "columnar tumbling: wrong sums"
+    return max(r[0] for r in results)
+
+
+def record_wordcount(workers: int) -> float:
+    from timely.examples.wordcount import wordcount
+
+    words = _words()
+    expected = dict(collections.Counter(words))
+    start = time.perf_counter()
+    counts = wordcount(words, workers=workers, epochs=10)
+    elapsed = time.perf_counter() - start
+    assert counts == expected, "record word count: wrong counts"
+    return elapsed
+
+
+def record_tumbling(workers: int) -> float:
+    import numpy as np
+
+    import timely
+
+    keys, values = _tumbling_data()
+    expected = _tumbling_expected(keys, values)
+    records = list(zip(keys.tolist(), values.tolist()))
+
+    def work(worker):
+        share = EPOCH_ROWS // worker.peers
+        out = []
+        pending: dict = {}
+
+        def logic(input, output, notificator):
+            for cap, data in input:
+                sums = pending.get(cap.time)
+                if sums is None:
+                    sums = pending[cap.time] = {}
+                    notificator.notify_at(cap)
+                for key, value in data:
+                    sums[key] = sums.get(key, 0) + value
+            for cap, _ in notificator:
+                output.session(cap).give_iterator(iter(pending.pop(cap.time).items()))
+
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            probe = (stream.unary_notify(timely.Exchange(lambda r: r[0]), "Sum", [], logic)
+                     .inspect_batch(lambda t, b: out.append((t, b))).probe())
+        start = time.perf_counter()
+        for epoch in range(ROWS // EPOCH_ROWS):
+            lo = epoch * EPOCH_ROWS + worker.index * share
+            hi = (epoch + 1) * EPOCH_ROWS if worker.index == worker.peers - 1 else lo + share
+            for at in range(lo, hi, 1024):
+                handle.send_batch(records[at:min(hi, at + 1024)])
+            handle.advance_to(epoch + 1)
+            worker.step()
+        handle.close()
+        while not probe.done():
+            worker.step_or_park(0.001)
+        return time.perf_counter() - start, out
+
+    results = timely.execute(work, workers=workers)
+    got = np.zeros_like(expected)
+    for _, out in results:
+        for t, batch in out:
+            for key, total in batch:
+                got[t * KEYS + key] += total
+    assert np.array_equal(got, expected), "record tumbling: wrong sums"
+    return max(r[0] for r in results)
+
+
+def strings_round_trip(workers: int) -> float:
+    import pyarrow as pa
+
+    import timely
+    from timely import Batch
+
+    words = _words()
+    table = pa.record_batch([pa.array(words, type=pa.string())], names=["word"])
+
+    def work(worker):
+        n = table.num_rows
+        mine = table.slice(worker.index * n // worker.peers,
+                           (worker.index + 1) * n // worker.peers - worker.index * n // worker.peers)
+        out = []
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            probe = stream.exchange("word").inspect_batch(
+                lambda t, b: out.append(b.to_arrow())).probe()
+        start = time.perf_counter()
+        for at in range(0, mine.num_rows, 65536):
+            handle.send_batch(Batch.from_arrow(mine.slice(at, 65536)))
+            worker.step()
+        handle.close()
+        while not probe.done():
+            worker.step_or_park(0.001)
+        elapsed = time.perf_counter() - start
+        return elapsed, pa.Table.from_batches(out) if out else None
+
+    results = timely.execute(work, workers=workers)
+    got = collections.Counter()
+    for _, part in results:
+        if part is not None:
+            got.update(part.column("word").to_pylist())
+    assert got == collections.Counter(words), "string round trip: wrong strings"
+    return max(r[0] for r in results)
+
+
+def pingpong(workers: int) -> float:
+    import timely
+
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, loop = scope.feedback(1)
+            stream = scope.to_stream([0]).concat(loop)
+            seen = []
+            stream.filter(lambda x: x < LOOPS).map(lambda x: x + 1).connect_loop(handle)
+            stream.inspect(lambda x: seen.append(x) if x == LOOPS else None)
+        start = time.perf_counter()
+        worker.drain()
+        elapsed = time.perf_counter() - start
+        assert seen == [LOOPS], "pingpong: the record did not come round"
+        return elapsed / LOOPS
+
+    return timely.execute_directly(work)
+
+
+WORKLOADS = [
+    ("wordcount, columnar", columnar_wordcount, (1, 2), WORDS),
+    ("tumbling, columnar", columnar_tumbling, (1, 2), ROWS),
+    ("wordcount, records", record_wordcount, (1, 2), WORDS),
+    ("tumbling, records", record_tumbling, (1, 2), ROWS),
+    ("strings, Arrow round trip", strings_round_trip, (1, 2), WORDS),
+    ("pingpong (s per iteration)", pingpong, (1,), None),
+]
+
+
+def measure_here() -> dict:
+    """Every workload once in this process: ``{"name/workers": seconds}``."""
+    figures = {}
+    for name, fn, counts, _ in WORKLOADS:
+        for workers in counts:
+            try:
+                figures[f"{name}/{workers}"] = fn(workers)
+            except Exception as error:  # noqa: BLE001 - a tree without a feature reports it
+                figures[f"{name}/{workers}"] = f"{type(error).__name__}: {error}"
+    return figures
+
+
+# -- driver ---------------------------------------------------------------------
+
+
+def measure(tree: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
+    run = subprocess.run([sys.executable, __file__, "--here"], env=env, cwd=HERE,
+                         capture_output=True, text=True, check=True)
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trees", nargs="*", help="source trees, built in place (before first)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--here", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.here:
+        print(json.dumps(measure_here()))
+        return
+    if len(args.trees) < 2:
+        parser.error("name at least two trees")
+    best: dict = {tree: {} for tree in args.trees}
+    for round_ in range(args.rounds):
+        for tree in args.trees:
+            for key, value in measure(tree).items():
+                old = best[tree].get(key)
+                if isinstance(value, str) or old is None or (
+                        not isinstance(old, str) and value < old):
+                    best[tree][key] = value
+            print(f"round {round_ + 1}: {tree} done", file=sys.stderr)
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    print(f"best of {args.rounds} rounds, trees alternating; load average {' '.join(load)}\n")
+    head = "| workload | workers | " + " | ".join(args.trees) + " | after / before |"
+    print(head)
+    print("|" + " --- |" * (3 + len(args.trees)))
+    for name, _, counts, n in WORKLOADS:
+        for workers in counts:
+            key = f"{name}/{workers}"
+            cells = []
+            for tree in args.trees:
+                v = best[tree].get(key)
+                if isinstance(v, str):
+                    cells.append(v)
+                elif n:
+                    cells.append(f"{v * 1e3:.1f} ms ({n / v / 1e6:.2f} M rows/s)")
+                else:
+                    cells.append(f"{v * 1e6:.1f} µs")
+            first, last = best[args.trees[0]].get(key), best[args.trees[-1]].get(key)
+            ratio = (f"{first / last:.2f}x faster" if last < first else f"{last / first:.2f}x slower"
+                     ) if not isinstance(first, str) and not isinstance(last, str) else "–"
+            print(f"| {name} | {workers} | " + " | ".join(cells) + f" | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,13 @@
+"""Routing keys to workers: one hash for records and columns, compiled.
+
+:func:`stable_hash` is the hash of one key (a record's), :func:`route` the
+workers of a whole key column, row for row what ``stable_hash(key) % peers``
+gives for each key; :func:`partition` groups row positions by worker;
+:func:`crc32` is zlib's CRC-32, which text and bytes keys hash by. All are
+the same on every worker, in every process and on every run (Rust's
+``Exchange`` pact likewise hashes with a fixed hash).
+"""
+
+from timely.container._columns import crc32, partition, route, stable_hash
+
+__all__ = ["crc32", "partition", "route", "stable_hash"]
