@@ -82,6 +82,12 @@ cdef class ChangeBatch:
         cdef size_t n
         if self.clean == self.len:
             return 0
+        if self.len == 1:
+            # One update: sorted already; only a zero diff goes.
+            if self.diffs[0] == 0:
+                self.len = 0
+            self.clean = self.len
+            return 0
         n = tly_compact(self.rows, self.diffs, self.len, self.k)
         if n == <size_t>-1:
             return -1
@@ -115,8 +121,14 @@ cdef class ChangeBatch:
 
     cdef int compact_now(self) except -1:
         cdef int rc
-        with nogil:
+        if self.clean == self.len:
+            return 0
+        if self.len - self.clean <= SMALL:
+            # Releasing the GIL costs more than sorting a few rows.
             rc = self.compact_raw()
+        else:
+            with nogil:
+                rc = self.compact_raw()
         if rc != 0:
             raise MemoryError("ChangeBatch: out of memory while compacting")
         return 0
