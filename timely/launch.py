@@ -141,6 +141,7 @@ def execute_processes(work, workers: int, *, first: int = 0, peers: int | None =
     (all of them by default); ``connect(allocator)``, when given, links each
     to the workers of other hosts (see :func:`execute_cluster`)."""
     peers = workers if peers is None else peers
+    liveness_timeout()                    # a bad setting fails before anything starts
     sweep_orphans()
     context = multiprocessing.get_context("fork")
     segment = None
@@ -151,6 +152,10 @@ def execute_processes(work, workers: int, *, first: int = 0, peers: int | None =
             inboxes = Inboxes(workers, workers)
             segment = Segment.create(inboxes.size)
             inboxes.format(segment.buf)
+            # The workers inherit the mapping through fork and never open the
+            # segment by name: with the name gone at once, nothing is left in
+            # /dev/shm however the launcher and its workers end (kill -9 too).
+            segment.unlink()
         for _ in range(workers):
             bells.append(EventfdDoorbell.create())
         layout = (first, workers, peers, connect)
@@ -179,15 +184,57 @@ def execute_processes(work, workers: int, *, first: int = 0, peers: int | None =
             segment.unlink()
 
 
+def liveness_timeout() -> float:
+    """Seconds a local worker may stay stopped (SIGSTOP, a debugger's stop)
+    before the supervisor fails the computation: ``TIMELY_LIVENESS_TIMEOUT``,
+    5 by default."""
+    value = os.environ.get("TIMELY_LIVENESS_TIMEOUT", "5")
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise TimelyError(f"TIMELY_LIVENESS_TIMEOUT is a number of seconds, not {value!r}") from None
+    if not seconds > 0:
+        raise TimelyError(f"TIMELY_LIVENESS_TIMEOUT must be positive, not {value!r}")
+    return seconds
+
+
+def _stopped(pid: int) -> bool:
+    """The process is stopped (state T or t in /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    # The command name, in parentheses, may hold spaces: the state follows the last ")".
+    end = stat.rfind(b")")
+    return stat[end + 2:end + 3] in (b"T", b"t")
+
+
 def _supervise(processes, pipes, first=0):
-    """Collects every worker's result; on the first failure stops the
-    others and raises WorkerFailed."""
+    """Collects every worker's result; on the first failure (a worker that
+    raised, died, or stayed stopped longer than :func:`liveness_timeout`)
+    stops the others and raises WorkerFailed."""
     results: list = [None] * len(processes)
     done = [False] * len(processes)
     waiting = {pipe: i for i, pipe in enumerate(pipes)}
     sentinels = {p.sentinel: i for i, p in enumerate(processes)}
+    timeout = liveness_timeout()
+    stopped_since: dict = {}
     while not all(done):
-        ready = wait(list(waiting) + [s for s, i in sentinels.items() if not done[i]])
+        ready = wait(list(waiting) + [s for s, i in sentinels.items() if not done[i]],
+                     timeout=min(0.5, timeout / 4))
+        now = time.monotonic()
+        for index, process in enumerate(processes):
+            if done[index] or not _stopped(process.pid):
+                stopped_since.pop(index, None)
+                continue
+            since = stopped_since.setdefault(index, now)
+            if now - since > timeout:
+                log.error("worker %d has been stopped for %.1f s; stopping the others",
+                          first + index, now - since)
+                _stop(processes)
+                raise WorkerFailed(f"worker {first + index} (pid {process.pid}) was stopped for "
+                                   f"more than {timeout:g} s (TIMELY_LIVENESS_TIMEOUT)")
         for item in ready:
             if item in waiting:
                 index = waiting[item]
@@ -230,6 +277,9 @@ def _stop(processes) -> None:
     for process in processes:
         if process.is_alive():
             process.terminate()
+            # A stopped process acts on SIGTERM only once continued.
+            with contextlib.suppress(OSError):
+                os.kill(process.pid, signal.SIGCONT)
     deadline = time.monotonic() + 2
     for process in processes:
         process.join(max(0.0, deadline - time.monotonic()))

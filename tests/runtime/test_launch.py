@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from timely.communication.shm import PREFIX, SHM_DIRECTORY, sweep_orphans
+from timely.communication.shm import PREFIX, SHM_DIRECTORY
 from timely.errors import TimelyError, WorkerFailed
 from timely.launch import execute_cluster, execute_processes, execute_threads
 
@@ -117,7 +117,10 @@ def alive(pid: int) -> bool:
 
 def test_killed_launcher_takes_its_workers_and_segments_with_it(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(tmp_path)], env=env)
+    # Its own process group, so that kill -9 of the whole group takes launcher
+    # and workers at once: nothing of theirs may run any cleanup.
+    launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(tmp_path)], env=env,
+                                start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while len(list(tmp_path.glob("worker-*"))) < 2:
@@ -125,10 +128,11 @@ def test_killed_launcher_takes_its_workers_and_segments_with_it(tmp_path):
             assert time.monotonic() < deadline, "workers did not start"
             time.sleep(0.05)
         workers = [int(p.read_text()) for p in tmp_path.glob("worker-*")]
-        segments = [n for n in os.listdir(SHM_DIRECTORY)
+        # The workers share the launcher's rings by inheritance: the segment
+        # has no name in /dev/shm even while they run.
+        assert not [n for n in os.listdir(SHM_DIRECTORY)
                     if n.startswith(f"{PREFIX}{launcher.pid}-")]
-        assert len(segments) == 1
-        launcher.send_signal(signal.SIGKILL)
+        os.killpg(launcher.pid, signal.SIGKILL)
         launcher.wait(10)
         deadline = time.monotonic() + 10
         while any(alive(pid) for pid in workers):
@@ -136,8 +140,36 @@ def test_killed_launcher_takes_its_workers_and_segments_with_it(tmp_path):
             time.sleep(0.05)
     finally:
         if launcher.poll() is None:
-            launcher.kill()
-    # The segment's owner is gone: the next launch's sweep removes it, if
-    # multiprocessing's resource tracker has not already done so.
-    sweep_orphans()
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.wait(10)
     assert not [n for n in os.listdir(SHM_DIRECTORY) if n.startswith(f"{PREFIX}{launcher.pid}-")]
+
+
+def stop_worker_1(worker):
+    with worker.dataflow() as scope:
+        handle, stream = scope.new_input()
+        probe = stream.exchange(lambda x: x).probe()
+    for t in range(1, 10**6):
+        if worker.index == 1 and t == 20:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        handle.send(t)
+        handle.advance_to(t)
+        worker.step_while(lambda: probe.less_than(handle.time))
+    return worker.index
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_stopped_worker_fails_the_computation_within_the_liveness_timeout(monkeypatch,
+                                                                             workers):
+    monkeypatch.setenv("TIMELY_LIVENESS_TIMEOUT", "1")
+    start = time.monotonic()
+    with pytest.raises(WorkerFailed, match="worker 1 .* was stopped for more than 1 s"):
+        execute_processes(stop_worker_1, workers)
+    assert time.monotonic() - start < 15
+    assert my_segments() == []
+
+
+def test_the_liveness_timeout_is_checked(monkeypatch):
+    monkeypatch.setenv("TIMELY_LIVENESS_TIMEOUT", "soon")
+    with pytest.raises(TimelyError, match="TIMELY_LIVENESS_TIMEOUT"):
+        execute_processes(index_and_peers, 2)
