@@ -124,7 +124,8 @@ import numpy as np
 
 from timely.capture.event import Messages, Progress
 from timely.container import Batch
-from timely.container.serialize import OBJECT, column_parts, dtype_type, read_head, spec_type
+from timely.container.serialize import (OBJECT, check_code_points, column_parts, dtype_type,
+                                        read_head, spec_type)
 from timely.container.serialize import write_head as write_column_head
 from timely.errors import CaptureFormatError, CaptureTypeError
 
@@ -296,6 +297,15 @@ def _encode_dtype(dtype: np.dtype, out: bytearray, what: str) -> bool:
     return kind is not OBJECT
 
 
+def _check_text(column, what: str) -> None:
+    """Fixed-width text must hold Unicode scalar values: a reader refuses others."""
+    if getattr(column, "dtype", None) is not None and column.dtype.kind == "U":
+        try:
+            check_code_points(column)
+        except ValueError as error:
+            raise CaptureTypeError(f"cannot write {what}: {error}") from None
+
+
 def _encode_objects(values, allow_pickle: bool) -> bytearray:
     body = bytearray()
     for x in values:
@@ -353,6 +363,7 @@ def _encode_container(data, out: bytearray, allow_pickle: bool) -> list:
                         f"are numeric, bool, datetime, fixed-width bytes or str")
                 written = (OBJECT, len(data), [_encode_objects(column, allow_pickle)])
             kind, rows, bodies = written
+            _check_text(column, f"column {name!r}")
             write_column_head(kind, rows, [len(memoryview(b)) for b in bodies], out)
             for body in bodies:
                 parts.append(body)
@@ -365,6 +376,7 @@ def _encode_container(data, out: bytearray, allow_pickle: bool) -> list:
             raise CaptureTypeError(f"cannot write an array of {data.ndim} dimensions (1 to 32)")
         out.append(_ARRAY)
         raw = _encode_dtype(data.dtype, out, "an array")
+        _check_text(data, "an array")
         body = _raw_bytes(data) if raw else _encode_objects(data.reshape(-1), allow_pickle)
         out.append(data.ndim)
         for d in data.shape:
@@ -760,6 +772,10 @@ def _decode_container(payload: np.ndarray, mv, pos: int, allow_pickle: bool, bas
                 _fail(f"an array of shape {shape} and dtype {dtype.str} is not {nbytes} bytes",
                       base + at)
             flat = payload[pos:end].view(dtype)
+            try:
+                check_code_points(flat)
+            except ValueError as error:
+                _fail(f"an array of {dtype.str}: {error}", base + at)
         try:
             return flat.reshape(shape)
         except (ValueError, OverflowError):
