@@ -127,14 +127,15 @@ class ExchangePusher:
         if peers == 1:
             # Nothing to route, but the route is called and its keys checked
             # as at any worker count: one call per record, then one type
-            # check per key in C unless some key is not an int.
+            # lookup per key in C; only keys of other types (tuples, numpy
+            # scalars, ...) are hashed to see that they route.
             try:
                 keys = list(map(route, data))
             except Exception as error:
                 raise _raised(route, error) from error
-            if set(map(type, keys)) - _INT:
+            if not _HASHABLE.issuperset(map(type, keys)):
                 for key in keys:
-                    if type(key) is not int:
+                    if type(key) not in _HASHABLE:
                         _hash(route, key)
             self.pushers[0].push((time, data))
             return
@@ -196,7 +197,7 @@ class ExchangePusher:
             p.done()
 
 
-_INT = frozenset((int,))
+_HASHABLE = frozenset((int, str, float, bytes, bool, type(None)))   # keys that always route
 _ROUTABLE_KINDS = frozenset("iubfmMSU")        # dtype kinds whose every row routes
 
 
