@@ -426,6 +426,8 @@ def run(count: int, seed: int = 1, out=sys.stdout) -> collections.Counter:
 def main(argv: list) -> int:
     count = int(argv[0]) if argv else 1000
     seed = int(argv[1]) if len(argv) > 1 else 1
+    compiled = sys.modules["timely.container._columns"].__file__
+    print(f"capture fuzz: reading with {compiled}")
     outcomes = run(count, seed)
     ok = sum(outcomes[o] for o in ALLOWED)
     print(f"capture fuzz: {count} mutations, {ok} allowed outcomes, "
