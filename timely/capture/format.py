@@ -55,7 +55,10 @@ A column's head is its spec (``u8`` length + ASCII), ``rows u64`` and the
 byte size (``u64``) of each of its parts. Specs: numpy's ``dtype.str``
 (``"<i8"``, ``"|b1"``, ``"<f8"``, ``"<M8[ns]"``, ``"|S16"``, ``"<U8"``;
 kinds ``b i u f c m M S U`` only), one part, the raw C-order buffer of
-``rows x itemsize`` bytes; ``"|string"`` and ``"|large_string"``, a string
+``rows x itemsize`` bytes (fixed-width text, kind ``U``, holds UCS-4 code
+points that must be Unicode scalar values: at most U+10FFFF, no surrogates;
+the writer refuses others with CaptureTypeError, the reader with
+CaptureFormatError); ``"|string"`` and ``"|large_string"``, a string
 column (:class:`~timely.container.StringColumn`), two parts: ``rows + 1``
 offsets (i32, resp. i64) from 0 to the size of the second part, the rows'
 UTF-8 bytes back to back (checked: every row valid UTF-8); ``"|O"``, any
