@@ -27,6 +27,7 @@ __all__ = [
     "CaptureFormatError",
     "CaptureTypeError",
     "BarrierError",
+    "RouteError",
     "SequencerError",
     "SparkConfigError",
     "SparkTaskError",
@@ -75,6 +76,13 @@ class ProgressError(TimelyError, RuntimeError):
 
 class BatchError(TimelyError, ValueError):
     """A batch whose columns are not 1-D arrays of one length, or a missing column."""
+
+
+class RouteError(TimelyError, TypeError):
+    """An exchange route failed: it raised (chained), gave a key that does not
+    route (not an int, float, str, bytes, None, or a tuple of them), gave a
+    key column of the wrong length or dtype, or names a missing column. The
+    same at every worker count: the route is called at 1 worker too."""
 
 
 class ColumnarError(TimelyError, TypeError):

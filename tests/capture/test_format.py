@@ -107,6 +107,8 @@ DTYPES = ["<i1", "<i2", "<i4", "<i8", ">i8", "<u1", "<u2", "<u4", "<u8", "<f2", 
 def test_arrays_and_batches_of_every_raw_dtype(dtype):
     rng = np.random.default_rng(1)
     raw = rng.integers(0, 256, size=7 * np.dtype(dtype).itemsize, dtype=np.uint8)
+    if np.dtype(dtype).kind == "U":          # text holds code points below the surrogates
+        raw = (raw.view("<u4") % 0xD800).astype("<u4").view(np.uint8)
     column = raw.view(dtype)
     events = [
         Messages(0, column),
@@ -571,3 +573,13 @@ def test_exported_names():
     assert issubclass(CaptureFormatError, ValueError)
     assert issubclass(CaptureTypeError, TypeError)
     assert isinstance(pickle.dumps(CaptureFormatError("x", 3)), bytes)
+
+
+def test_fixed_width_text_that_is_not_unicode_is_not_written():
+    bad = np.frombuffer(np.array([0x61, 0x110000, 0xD800, 0x62], dtype="<u4").tobytes(),
+                        dtype="<U2")
+    for data in (bad, Batch({"u": bad})):
+        writer = EventWriter(io.BytesIO())
+        with pytest.raises(CaptureTypeError, match="code point 0x110000"):
+            writer.push(Messages(0, data))
+

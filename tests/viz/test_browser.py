@@ -2,8 +2,9 @@
 package) renders it to a screenshot, runs its script without errors, and
 the DOM after loading says the script finished.
 
-Without Chromium on PATH these tests fail (they do not skip): install it,
-e.g. ``apt-get install chromium``.
+Chromium is a prerequisite of the README's test command: without it on
+PATH these tests fail (they do not skip); install it, e.g. ``apt-get install
+chromium`` (``.ci/run`` does).
 """
 
 from __future__ import annotations

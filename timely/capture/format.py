@@ -55,7 +55,10 @@ A column's head is its spec (``u8`` length + ASCII), ``rows u64`` and the
 byte size (``u64``) of each of its parts. Specs: numpy's ``dtype.str``
 (``"<i8"``, ``"|b1"``, ``"<f8"``, ``"<M8[ns]"``, ``"|S16"``, ``"<U8"``;
 kinds ``b i u f c m M S U`` only), one part, the raw C-order buffer of
-``rows x itemsize`` bytes; ``"|string"`` and ``"|large_string"``, a string
+``rows x itemsize`` bytes (fixed-width text, kind ``U``, holds UCS-4 code
+points that must be Unicode scalar values: at most U+10FFFF, no surrogates;
+the writer refuses others with CaptureTypeError, the reader with
+CaptureFormatError); ``"|string"`` and ``"|large_string"``, a string
 column (:class:`~timely.container.StringColumn`), two parts: ``rows + 1``
 offsets (i32, resp. i64) from 0 to the size of the second part, the rows'
 UTF-8 bytes back to back (checked: every row valid UTF-8); ``"|O"``, any
@@ -124,7 +127,8 @@ import numpy as np
 
 from timely.capture.event import Messages, Progress
 from timely.container import Batch
-from timely.container.serialize import OBJECT, column_parts, dtype_type, read_head, spec_type
+from timely.container.serialize import (OBJECT, check_code_points, column_parts, dtype_type,
+                                        read_head, spec_type)
 from timely.container.serialize import write_head as write_column_head
 from timely.errors import CaptureFormatError, CaptureTypeError
 
@@ -296,6 +300,15 @@ def _encode_dtype(dtype: np.dtype, out: bytearray, what: str) -> bool:
     return kind is not OBJECT
 
 
+def _check_text(column, what: str) -> None:
+    """Fixed-width text must hold Unicode scalar values: a reader refuses others."""
+    if getattr(column, "dtype", None) is not None and column.dtype.kind == "U":
+        try:
+            check_code_points(column)
+        except ValueError as error:
+            raise CaptureTypeError(f"cannot write {what}: {error}") from None
+
+
 def _encode_objects(values, allow_pickle: bool) -> bytearray:
     body = bytearray()
     for x in values:
@@ -353,6 +366,7 @@ def _encode_container(data, out: bytearray, allow_pickle: bool) -> list:
                         f"are numeric, bool, datetime, fixed-width bytes or str")
                 written = (OBJECT, len(data), [_encode_objects(column, allow_pickle)])
             kind, rows, bodies = written
+            _check_text(column, f"column {name!r}")
             write_column_head(kind, rows, [len(memoryview(b)) for b in bodies], out)
             for body in bodies:
                 parts.append(body)
@@ -365,6 +379,7 @@ def _encode_container(data, out: bytearray, allow_pickle: bool) -> list:
             raise CaptureTypeError(f"cannot write an array of {data.ndim} dimensions (1 to 32)")
         out.append(_ARRAY)
         raw = _encode_dtype(data.dtype, out, "an array")
+        _check_text(data, "an array")
         body = _raw_bytes(data) if raw else _encode_objects(data.reshape(-1), allow_pickle)
         out.append(data.ndim)
         for d in data.shape:
@@ -760,6 +775,10 @@ def _decode_container(payload: np.ndarray, mv, pos: int, allow_pickle: bool, bas
                 _fail(f"an array of shape {shape} and dtype {dtype.str} is not {nbytes} bytes",
                       base + at)
             flat = payload[pos:end].view(dtype)
+            try:
+                check_code_points(flat)
+            except ValueError as error:
+                _fail(f"an array of {dtype.str}: {error}", base + at)
         try:
             return flat.reshape(shape)
         except (ValueError, OverflowError):

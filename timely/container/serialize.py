@@ -56,6 +56,7 @@ from timely.container._columns import StringColumn, strings_or_none
 __all__ = [
     "OBJECT",
     "ColumnType",
+    "check_code_points",
     "column_parts",
     "column_type",
     "dtype_type",
@@ -92,7 +93,12 @@ class ColumnType:
         return f"ColumnType({self.spec.decode('ascii')!r})"
 
     def check_sizes(self, rows: int, sizes) -> str | None:
-        """Why ``sizes`` cannot be the parts of a column of ``rows`` rows, or None."""
+        """Why ``sizes`` cannot be the parts of a column of ``rows`` rows, or None.
+
+        ``rows`` and ``sizes`` are u64 read from untrusted bytes: these checks
+        are done on Python ints, which do not wrap (in C, ``(rows + 1) * 8``
+        wraps to a small number for rows near 2**61 and would pass). The
+        caller then checks each size against the bytes left before reading."""
         if len(sizes) != self.parts:
             return f"{len(sizes)} parts, not {self.parts}"
         if self.kind == ColumnType.RAW and rows * self.dtype.itemsize != sizes[0]:
@@ -117,9 +123,14 @@ class ColumnType:
         """The column of ``rows`` rows whose parts are the buffers ``parts``
         (views of them, no copy); their sizes passed :meth:`check_sizes`.
         ValueError when a string column's offsets do not fit its bytes, or
-        (with ``check_utf8``) a row is not UTF-8."""
+        (with ``check_utf8``, for untrusted input) a row is not UTF-8 or a
+        fixed-width text column holds a code point that is not a Unicode
+        scalar value (see :func:`check_code_points`)."""
         if self.kind == ColumnType.RAW:
-            return np.frombuffer(parts[0], dtype=self.dtype)
+            column = np.frombuffer(parts[0], dtype=self.dtype)
+            if check_utf8 and self.dtype.kind == "U":
+                check_code_points(column)
+            return column
         if self.kind == ColumnType.STRING:
             offsets = np.frombuffer(parts[0], dtype=self.dtype)
             data = np.frombuffer(parts[1], dtype=np.uint8)
@@ -132,6 +143,31 @@ class ColumnType:
             offsets = body[8:8 * (rows + 2)].view("<i8")
             return _strings(offsets, body[8 * (rows + 2):], check_utf8)
         raise ValueError("an object column's parts are the framing's to decode")
+
+
+def check_code_points(array: np.ndarray) -> None:
+    """Raises ValueError unless every code point of ``array`` (of numpy's
+    fixed-width text kind ``U``, either byte order) is a Unicode scalar value:
+    at most U+10FFFF and not a surrogate. numpy accepts any buffer as text and
+    fails only when a row is read (a SystemError above U+10FFFF), so a reader
+    of untrusted bytes checks first. O(bytes), vectorized, two temporaries of
+    one byte per code point.
+
+    >>> check_code_points(np.array(["ok", "ключ"]))
+    >>> bad = np.frombuffer(np.array([0x110000], dtype="<u4").tobytes(), dtype="<U1")
+    >>> check_code_points(bad)
+    Traceback (most recent call last):
+    ...
+    ValueError: code point 0x110000 of row 0 is not a Unicode scalar value
+    """
+    if array.dtype.kind != "U" or array.size == 0:
+        return
+    units = np.ascontiguousarray(array).reshape(-1).view(array.dtype.byteorder + "u4")
+    bad = (units > 0x10FFFF) | ((units >= 0xD800) & (units <= 0xDFFF))
+    if bad.any():
+        at = int(np.argmax(bad))
+        raise ValueError(f"code point 0x{int(units[at]):X} of row "
+                         f"{at // (array.dtype.itemsize // 4)} is not a Unicode scalar value")
 
 
 def _strings(offsets: np.ndarray, data: np.ndarray, check_utf8: bool) -> StringColumn:

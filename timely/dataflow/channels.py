@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
+
 from timely.communication.allocator import Puller
-from timely.container import Batch
+from timely.container import Batch, StringColumn
 from timely.container.routing import partition, route, stable_hash
+from timely.errors import RouteError
 
 __all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pipeline", "Tee", "stable_hash"]
 
@@ -113,36 +116,75 @@ class ExchangePusher:
 
     def push(self, time, data) -> None:
         route = self.route
-        if type(route) is str:
-            if type(data) is not Batch:
-                raise TypeError(
-                    f"Exchange by column {route!r} routes columnar batches, "
-                    f"not a {type(data).__name__} of records")
-            data.column(route)            # a missing key column fails at any worker count
         peers = self.peers
-        if peers == 1:
-            self.pushers[0].push((time, data))
-            return
         if type(data) is Batch:
             self._push_batch(time, data)
             return
+        if type(route) is str:
+            raise RouteError(
+                f"Exchange by column {route!r} routes columnar batches, "
+                f"not a {type(data).__name__} of records")
+        if peers == 1:
+            # Nothing to route, but the route is called and its keys checked
+            # as at any worker count: one call per record, then one type
+            # lookup per key in C; only keys of other types (tuples, numpy
+            # scalars, ...) are hashed to see that they route.
+            try:
+                keys = list(map(route, data))
+            except Exception as error:
+                raise _raised(route, error) from error
+            if not _HASHABLE.issuperset(map(type, keys)):
+                for key in keys:
+                    if type(key) not in _HASHABLE:
+                        _hash(route, key)
+            self.pushers[0].push((time, data))
+            return
         buckets = [[] for _ in range(peers)]
-        for record in data:
-            key = route(record)
-            if type(key) is not int:
-                key = stable_hash(key)
-            buckets[key % peers].append(record)
+        try:
+            for record in data:
+                key = route(record)
+                if type(key) is not int:
+                    key = _hash(route, key)
+                buckets[key % peers].append(record)
+        except RouteError:
+            raise
+        except Exception as error:
+            raise _raised(route, error) from error
         for pusher, bucket in zip(self.pushers, buckets):
             if bucket:
                 pusher.push((time, bucket))
 
     def _push_batch(self, time, batch) -> None:
         key = self.route
-        keys = batch.column(key) if type(key) is str else key(batch)
+        peers = self.peers
+        if type(key) is str:
+            if key not in batch:
+                raise RouteError(f"Exchange by column {key!r}: the batch has no such column; "
+                                 f"it has {list(batch.names)}")
+            keys = batch.column(key)
+        else:
+            try:
+                keys = key(batch)
+            except Exception as error:
+                raise _raised(key, error) from error
         if len(keys) != len(batch):
-            raise ValueError(
-                f"the exchange route gave {len(keys)} keys for a batch of {len(batch)} rows")
-        order, counts = partition(route(keys, self.peers), self.peers)
+            raise RouteError(
+                f"the exchange route {_name(key)} gave {len(keys)} keys for a batch of "
+                f"{len(batch)} rows")
+        if peers == 1 and (type(keys) is StringColumn or type(keys) is np.ndarray
+                           and keys.ndim == 1 and keys.dtype.kind in _ROUTABLE_KINDS):
+            # Every row of such a column routes: nothing to compute at 1 worker.
+            self.pushers[0].push((time, batch))
+            return
+        try:
+            dest = route(keys, peers)
+        except (TypeError, ValueError) as error:
+            raise RouteError(f"the exchange route {_name(key)} gave keys that do not route: "
+                             f"{error}") from error
+        if peers == 1:
+            self.pushers[0].push((time, batch))
+            return
+        order, counts = partition(dest, peers)
         start = 0
         for pusher, count in zip(self.pushers, counts.tolist()):
             if count:
@@ -153,6 +195,30 @@ class ExchangePusher:
     def done(self) -> None:
         for p in self.pushers:
             p.done()
+
+
+_HASHABLE = frozenset((int, str, float, bytes, bool, type(None)))   # keys that always route
+_ROUTABLE_KINDS = frozenset("iubfmMSU")        # dtype kinds whose every row routes
+
+
+def _name(route) -> str:
+    return repr(route) if type(route) is str else getattr(route, "__qualname__", repr(route))
+
+
+def _raised(route, error: Exception) -> RouteError:
+    return RouteError(f"the exchange route {_name(route)} raised "
+                      f"{type(error).__name__}: {error}")
+
+
+def _hash(route, key) -> int:
+    """stable_hash(key), or RouteError naming the route and the key."""
+    try:
+        return stable_hash(key)
+    except (TypeError, ValueError, RecursionError) as error:
+        raise RouteError(
+            f"the exchange route {_name(route)} gave the key {key!r:.80}, of type "
+            f"{type(key).__name__}: keys are ints, floats, str, bytes, None or tuples of "
+            f"them ({error})") from None
 
 
 class Addressed:
