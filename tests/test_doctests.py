@@ -11,6 +11,7 @@ MODULES = [
     "timely.progress._frontier",
     "timely.progress._reachability",
     "timely.progress._notificator",
+    "timely.progress.reachability",
 ]
 
 
