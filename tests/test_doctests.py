@@ -12,6 +12,19 @@ MODULES = [
     "timely.progress._reachability",
     "timely.progress._notificator",
     "timely.progress.reachability",
+    "timely.launch",
+    "timely.worker",
+    "timely.dataflow.scope",
+    "timely.dataflow.stream",
+    "timely.dataflow.builder",
+    "timely.dataflow.capability",
+    "timely.dataflow.handles",
+    "timely.dataflow.notificator",
+    "timely.dataflow.time",
+    "timely.dataflow.operators.input",
+    "timely.dataflow.operators.result",
+    "timely.dataflow.operators.aggregation",
+    "timely.dataflow.operators.flow_controlled",
 ]
 
 
