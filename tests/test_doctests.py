@@ -11,6 +11,20 @@ MODULES = [
     "timely.progress._frontier",
     "timely.progress._reachability",
     "timely.progress._notificator",
+    "timely.progress.reachability",
+    "timely.launch",
+    "timely.worker",
+    "timely.dataflow.scope",
+    "timely.dataflow.stream",
+    "timely.dataflow.builder",
+    "timely.dataflow.capability",
+    "timely.dataflow.handles",
+    "timely.dataflow.notificator",
+    "timely.dataflow.time",
+    "timely.dataflow.operators.input",
+    "timely.dataflow.operators.result",
+    "timely.dataflow.operators.aggregation",
+    "timely.dataflow.operators.flow_controlled",
 ]
 
 

@@ -334,6 +334,24 @@ def execute_directly(work, **options):
     return result
 
 
+def example(build, **options):
+    """Builds ``build(scope)`` in one dataflow on one worker in this thread,
+    runs it to completion and returns what ``build`` returned (the crate's
+    ``timely::example``): a capture handle's ``extract()`` then holds the
+    stream's records.
+
+    >>> import timely
+    >>> timely.example(lambda scope: scope.to_stream(range(3)).map(lambda x: x * 2).capture()).extract()
+    [(0, [0, 2, 4])]
+    """
+    def work(worker):
+        with worker.dataflow() as scope:
+            result = build(scope)
+        return result
+
+    return execute_directly(work, **options)
+
+
 def execute(work, workers: int = 1, *, mode: str = "processes", **options):
     """Runs ``work(worker)`` on ``workers`` workers; returns their results in
     index order.

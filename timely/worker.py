@@ -23,6 +23,41 @@ from timely.errors import DataflowError
 log = logging.getLogger(__name__)
 
 
+class Timer:
+    """When a worker started (``worker.timer()``, as the crate's): ``elapsed()``
+    is the seconds since, on the monotonic performance counter."""
+
+    __slots__ = ("started",)
+
+    def __init__(self, started: float):
+        self.started = started
+
+    def elapsed(self) -> float:
+        return _time.perf_counter() - self.started
+
+    def __repr__(self):
+        return f"Timer(elapsed={self.elapsed():.6f})"
+
+
+class SyncActivator:
+    """Schedules one operator from any thread (``worker.sync_activator_for``):
+    the request is queued for the worker's next step, and a parked worker
+    wakes."""
+
+    __slots__ = ("_queue", "_allocator", "address")
+
+    def __init__(self, queue, allocator, address: tuple):
+        self._queue = queue
+        self._allocator = allocator
+        self.address = address
+
+    def activate(self) -> None:
+        self._queue.append(self.address)      # deque.append is atomic
+        self._allocator.unpark()
+
+    __call__ = activate
+
+
 class Worker:
     """One timely worker.
 
@@ -97,10 +132,30 @@ class Worker:
     # -- building ------------------------------------------------------------
 
     @contextlib.contextmanager
-    def dataflow(self, name: str = "Dataflow"):
-        """Builds a dataflow: yields its root scope (integer timestamps).
+    def dataflow(self, name: str = "Dataflow", *, arity: int = 1):
+        """Builds a dataflow: yields its root scope.
 
+        The root scope's timestamps are ints (``arity=1``), or tuples of
+        ``arity`` unsigned 64-bit coordinates in the product order: the
+        crate's ``Product<u64, u32>`` root is ``arity=2``, its times
+        ``(outer, inner)``. A nested scope adds one coordinate to its parent's.
         The dataflow is compiled and starts running when the block ends.
+
+        >>> import timely
+        >>> def work(worker):
+        ...     with worker.dataflow(arity=2) as scope:
+        ...         handle, stream = scope.new_input()
+        ...         out = stream.capture()
+        ...     handle.send("a")
+        ...     handle.advance_to((0, 1))
+        ...     handle.send("b")
+        ...     handle.advance_to((1, 1))       # product order: every coordinate >=
+        ...     handle.send("c")
+        ...     handle.close()
+        ...     worker.drain()
+        ...     return out.extract()
+        >>> timely.execute_directly(work)
+        [((0, 0), ['a']), ((0, 1), ['b']), ((1, 1), ['c'])]
         """
         from timely.dataflow.scope import Scope
 
@@ -108,7 +163,9 @@ class Worker:
             raise DataflowError("dataflow() blocks do not nest; use scope.region() or iterative()")
         identifier = self._next_dataflow
         self._next_dataflow += 1
-        subgraph = Subgraph(self, name, (identifier,), arity=1, nested=False,
+        if isinstance(arity, bool) or not isinstance(arity, int) or arity < 1:
+            raise DataflowError(f"a dataflow's timestamp arity is a positive int, not {arity!r}")
+        subgraph = Subgraph(self, name, (identifier,), arity=arity, nested=False,
                             parent=None, index_in_parent=None)
         subgraph.dataflow_id = identifier
         subgraph.id = self.next_operator_id()
@@ -138,6 +195,8 @@ class Worker:
         self._stepping = True
         try:
             self.allocator.receive()
+            if self._sync_activations:
+                self._apply_sync_activations()
             if not self.active:
                 self._poke()
             if self.active:
@@ -207,7 +266,7 @@ class Worker:
         for data from other workers."""
         if not self.active:
             self.allocator.receive()
-            if not self.active and self.dataflows:
+            if not self.active and self.dataflows and not self._sync_activations:
                 if self.logger is not None:
                     self.logger.park(timeout)
                 self.allocator.park(timeout)
@@ -235,3 +294,112 @@ class Worker:
                 raise DataflowError(
                     f"worker {self.index}: dataflows {self.installed_dataflows()} did not complete "
                     f"within {timeout} s")
+
+    # -- the rest of the crate's worker API ------------------------------------
+
+    _sync_activations = None      # a deque of addresses, made by sync_activator_for
+
+    def step_or_park_while(self, duration, condition) -> None:
+        """Steps or parks (up to ``duration`` seconds; None: as long as
+        needed) while ``condition()`` holds.
+
+        >>> import timely
+        >>> def work(worker):
+        ...     with worker.dataflow() as scope:
+        ...         probe = scope.to_stream(range(10)).probe()
+        ...     worker.step_or_park_while(None, lambda: probe.less_than(1))
+        ...     return probe.done()
+        >>> timely.execute_directly(work)
+        True
+        """
+        while condition():
+            self.step_or_park(duration)
+
+    def timer(self) -> Timer:
+        """A timer started when this worker was made.
+
+        >>> import timely
+        >>> timely.execute_directly(lambda worker: worker.timer().elapsed() >= 0)
+        True
+        """
+        return Timer(self.started_ns / 1e9)
+
+    def _subgraph_at(self, path: tuple):
+        for scope in self.scopes:
+            if scope.path == path and not scope.done:
+                return scope
+        raise DataflowError(f"worker {self.index}: no live scope at address {path!r}")
+
+    def activator_for(self, address):
+        """An activator for the operator at ``address`` (its ``info.address``);
+        for this worker's thread."""
+        from timely.dataflow.builder import Activator
+
+        address = tuple(address)
+        return Activator(self._subgraph_at(address[:-1]), address[-1])
+
+    def sync_activator_for(self, address) -> SyncActivator:
+        """A :class:`SyncActivator` for the operator at ``address``: other
+        threads may call ``activate()``; a parked worker wakes.
+
+        >>> import threading, timely
+        >>> def work(worker):
+        ...     addresses, runs = [], []
+        ...     with worker.dataflow() as scope:
+        ...         def constructor(cap, info):
+        ...             addresses.append(info.address)
+        ...             held = [cap]
+        ...             def logic(output):
+        ...                 runs.append(1)
+        ...                 if len(runs) == 2:          # the activation from the other thread
+        ...                     output.session(held[0]).give("woken")
+        ...                     held.pop().drop()
+        ...             return logic
+        ...         out = scope.source("Remote", constructor).capture()
+        ...     activator = worker.sync_activator_for(addresses[0])
+        ...     threading.Timer(0.05, activator.activate).start()
+        ...     while worker.step_or_park(10):          # parks until woken
+        ...         pass
+        ...     return out.extract()
+        >>> timely.execute_directly(work)
+        [(0, ['woken'])]
+        """
+        import collections
+
+        if self._sync_activations is None:
+            self._sync_activations = collections.deque()
+        # Not looked up now: the scope may still be under construction.
+        return SyncActivator(self._sync_activations, self.allocator, tuple(address))
+
+    def _apply_sync_activations(self) -> None:
+        queue = self._sync_activations
+        while queue:
+            address = queue.popleft()
+            for scope in self.scopes:
+                if scope.path == address[:-1] and not scope.done:
+                    scope.activate_child(address[-1])
+                    break
+
+    def drop_dataflow(self, identifier: int) -> None:
+        """Removes the dataflow ``identifier`` (``installed_dataflows()`` lists
+        them): it is no longer scheduled, its operators shut down and its
+        capabilities no longer hold anything back. As in the crate, every
+        worker should drop the same dataflow.
+
+        >>> import timely
+        >>> def work(worker):
+        ...     with worker.dataflow() as scope:
+        ...         handle, stream = scope.new_input()    # never closed
+        ...     worker.drop_dataflow(worker.installed_dataflows()[0])
+        ...     return worker.step(), worker.installed_dataflows()
+        >>> timely.execute_directly(work)
+        (False, [])
+        """
+        subgraph = self.dataflows.pop(identifier, None)
+        if subgraph is None:
+            return
+        self.active.discard(identifier)
+        subgraph.shut_down()
+        for scope in self.scopes:
+            if scope.path[0] == identifier:
+                scope.done = True

@@ -11,7 +11,7 @@ from timely import Exchange, Vertex
 def test_unordered_input_sends_at_any_held_time():
     def work(worker):
         with worker.dataflow() as scope:
-            handle, cap, stream = scope.new_unordered_input()
+            (handle, cap), stream = scope.new_unordered_input()
             probe = stream.probe()
             out = stream.capture()
         late = cap.delayed(7)

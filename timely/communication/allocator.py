@@ -25,7 +25,7 @@ with ``frame`` and ``connection`` hooks; allocators never import it.
 
 from __future__ import annotations
 
-import time
+import threading
 from collections import deque
 
 from timely.communication import codec
@@ -48,9 +48,23 @@ class Allocator:
         """Flushes data pushed by this worker."""
 
     def park(self, timeout: float | None) -> None:
-        """Waits until data may have arrived, or ``timeout`` seconds pass."""
+        """Waits until data may have arrived, :meth:`unpark` is called, or
+        ``timeout`` seconds pass."""
         if timeout:
-            time.sleep(timeout)
+            event = self._unpark_event()
+            event.wait(timeout)
+            event.clear()
+
+    def unpark(self) -> None:
+        """Wakes the worker from :meth:`park`; callable from any thread."""
+        self._unpark_event().set()
+
+    def _unpark_event(self) -> threading.Event:
+        event = self.__dict__.get("_unparked")
+        if event is None:
+            # setdefault: two threads creating it at once agree on one.
+            event = self.__dict__.setdefault("_unparked", threading.Event())
+        return event
 
     def shutdown(self) -> None:
         """Releases the allocator's resources."""

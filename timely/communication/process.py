@@ -142,6 +142,10 @@ class RingAllocator(BatchingAllocator):
         if self.failure is not None:
             raise WorkerFailed(f"worker {self.index}: {self.failure}")
 
+    def unpark(self) -> None:
+        """Wakes this worker from :meth:`park`; callable from any thread."""
+        self.bell.ring()
+
     def close_links(self, timeout: float = 60.0) -> None:
         """Says goodbye to every linked worker, waits for theirs, then closes."""
         links = list(self.links.values())

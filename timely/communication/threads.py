@@ -137,5 +137,9 @@ class ThreadsAllocator(Allocator):
         bell.clear()
         self.check()
 
+    def unpark(self) -> None:
+        """Wakes this worker from :meth:`park`; callable from any thread."""
+        self.shared.doorbell[self.index].set()
+
 
 __all__ = ["ThreadsAllocator", "ThreadsShared"]

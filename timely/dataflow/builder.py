@@ -196,6 +196,32 @@ class OperatorBuilder:
         self._outputs.append(handle)
         return handle, Stream(self.scope, (self.index, port), tee)
 
+    def new_output_connection(self, connection):
+        """Adds an output reached from each input only as ``connection`` says
+        (the crate's ``new_output_connection``): ``connection`` maps an input
+        port to its list of path summaries to the new output (an empty list:
+        not connected); inputs it does not name reach it with the identity
+        summary. Returns ``(OutputHandle, Stream)``.
+
+        >>> import timely
+        >>> from timely.dataflow.builder import OperatorBuilder
+        >>> def build(scope):
+        ...     b = OperatorBuilder("NextRound", scope)
+        ...     inp = b.new_input(scope.to_stream([1, 2]), timely.Pipeline)
+        ...     out, stream = b.new_output_connection({0: [1]})     # output times are input + 1
+        ...     def constructor(caps, info):
+        ...         caps.clear()
+        ...         def logic(frontiers):
+        ...             for cap, data in inp:
+        ...                 out.session(cap.delayed(cap.time + 1, out.output_index)).give_container(data)
+        ...         return logic
+        ...     b.build(constructor)
+        ...     return stream.capture()
+        >>> timely.example(build).extract()
+        [(1, [1, 2])]
+        """
+        return self.new_output(connection)
+
     def _summary_matrix(self):
         identity = [summary_for(0, self.arity)] if self.arity == 1 else [summary_for((0,) * self.arity, self.arity)]
         matrix = []
@@ -245,10 +271,12 @@ class OperatorBuilder:
         ...         self.output, self.progress = output, progress
         ...     def summary(self):
         ...         return []
-        ...     def schedule(self):
-        ...         self.output.give_at(0, ["hello"])
-        ...         self.output.flush()
-        ...         self.progress.internals[0].update(0, -1)      # drop the capability
+        ...     def schedule(self):                # may run more than once
+        ...         if self.output is not None:
+        ...             self.output.give_at(0, ["hello"])
+        ...             self.output.flush()
+        ...             self.progress.internals[0].update(0, -1)      # drop the capability
+        ...             self.output = None
         ...         return False
         >>> def work(worker):
         ...     with worker.dataflow() as scope:

@@ -98,6 +98,41 @@ class Capability:
         state = "" if self._live else ", dropped"
         return f"Capability({self._time!r}, output={self._port}{state})"
 
+    def try_delayed(self, time) -> "Capability | None":
+        """As :meth:`delayed`, but None (not an error) when ``time`` is not
+        at or after this capability's time.
+
+        >>> import timely
+        >>> def constructor(cap, info):                  # cap is at 0
+        ...     later = cap.try_delayed(2)
+        ...     moved = cap.try_downgrade(1)                # True: 0 <= 1
+        ...     earlier = cap.try_delayed(0)                # None: 0 is before 1
+        ...     back = later.try_downgrade(1)               # False: 1 is before 2
+        ...     held = [later, cap]
+        ...     def logic(output):
+        ...         if held:
+        ...             output.session(later).give((moved, earlier, back))
+        ...             held.clear(); later.drop(); cap.drop()
+        ...     return logic
+        >>> def build(scope):
+        ...     return scope.source("Try", constructor).capture()
+        >>> timely.example(build).extract()
+        [(2, [(True, None, False)])]
+        """
+        self._check()
+        if not less_equal(self._time, time):
+            return None
+        return Capability(time, self._internal, self._port)
+
+    def try_downgrade(self, time) -> bool:
+        """As :meth:`downgrade`, but returns False (and leaves the capability
+        as it was) when ``time`` is not at or after its time."""
+        self._check()
+        if not less_equal(self._time, time):
+            return False
+        self.downgrade(time)
+        return True
+
 
 class InputCapability:
     """The capability that arrives with a message at an operator input."""
@@ -213,3 +248,40 @@ class CapabilitySet:
 
     def __repr__(self):
         return f"CapabilitySet({self.times()!r})"
+
+    @classmethod
+    def from_elem(cls, capability: Capability) -> "CapabilitySet":
+        """A set holding ``capability``.
+
+        >>> import timely
+        >>> def constructor(default_cap, info):
+        ...     caps = timely.CapabilitySet.from_elem(default_cap)
+        ...     def logic(input, output):
+        ...         caps.downgrade(input.frontier.frontier())
+        ...         for cap, data in input:
+        ...             pass
+        ...         first = caps.first()
+        ...         if first is not None:
+        ...             output.session(first).give(first.time)
+        ...     return logic
+        >>> timely.example(lambda scope: scope.to_stream([()]).unary_frontier(
+        ...     timely.Pipeline, "example", constructor).capture()).extract()
+        [(0, [0])]
+        """
+        return cls([capability])
+
+    def try_delayed(self, time) -> "Capability | None":
+        """As :meth:`delayed`, but None when no capability in the set is at or before ``time``."""
+        for held in self._caps:
+            if less_equal(held.time, time):
+                return held.delayed(time)
+        return None
+
+    def try_downgrade(self, frontier) -> bool:
+        """As :meth:`downgrade`, but returns False, leaving the set as it was,
+        when some time of ``frontier`` is not at or after a capability in the set."""
+        frontier = list(frontier)
+        if not all(any(less_equal(held.time, t) for held in self._caps) for t in frontier):
+            return False
+        self.downgrade(frontier)
+        return True

@@ -73,6 +73,34 @@ class InputHandle:
         """Messages are waiting."""
         return bool(self._puller)
 
+    def for_each_time(self, logic) -> None:
+        """Calls ``logic(capability, batches)`` once per distinct time among
+        the waiting messages, in time order, with the list of that time's
+        batches (the crate's ``for_each_time``: one output session per time).
+
+        >>> import timely
+        >>> def constructor(cap, info):
+        ...     def logic(input, output):
+        ...         input.for_each_time(lambda cap, batches: output.session(cap).give(
+        ...             sum(len(b) for b in batches)))
+        ...     return logic
+        >>> def build(scope):
+        ...     parts = scope.to_stream(range(3)).concatenate([scope.to_stream(range(4))])
+        ...     return parts.unary(timely.Pipeline, "Counts", constructor).capture()
+        >>> timely.example(build).extract()
+        [(0, [7])]
+        """
+        staged: dict = {}
+        for cap, data in self:
+            entry = staged.get(cap.time)
+            if entry is None:
+                staged[cap.time] = (cap, [data])
+            else:
+                entry[1].append(data)
+        for time in sorted(staged):
+            cap, batches = staged[time]
+            logic(cap, batches)
+
 
 class OutputHandle:
     """Sends data on one operator output, at times its capabilities allow."""
@@ -131,6 +159,11 @@ class OutputHandle:
         if self._buffer:
             self.flush()
         self._counter.push(time, data)
+
+    @property
+    def output_index(self) -> int:
+        """This output's port on its operator (for ``cap.retain(output.output_index)``)."""
+        return self._port
 
 
 class Session:

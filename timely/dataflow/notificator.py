@@ -17,9 +17,18 @@ class FrontierNotificator:
     the frontiers given to ``next``/``drain``.
     """
 
-    def __init__(self, arity: int):
+    def __init__(self, arity: int | None = None):
+        # Without an arity, the first requested time fixes it.
         self._core = _Core(arity=arity)
         self._caps: dict = {}
+
+    @classmethod
+    def from_capabilities(cls, capabilities) -> "FrontierNotificator":
+        """A notificator with a request at each capability's time (the crate's ``from``)."""
+        notificator = cls()
+        for cap in capabilities:
+            notificator.notify_at(cap)
+        return notificator
 
     def notify_at(self, capability) -> None:
         if type(capability) is InputCapability:
@@ -57,6 +66,47 @@ class FrontierNotificator:
 
     def is_empty(self) -> bool:
         return self._core.is_empty()
+
+    def make_available(self, frontiers) -> None:
+        """Moves every requested time no frontier can still reach to the
+        available ones (``next`` then yields them in time order)."""
+        self._core.make_available(frontiers)
+
+    def notify_at_frontiered(self, capability, frontiers) -> None:
+        """As :meth:`notify_at`; a time that no frontier in ``frontiers`` can
+        still reach becomes available at once (``next`` returns it without
+        looking at frontiers again). Unlike the crate's, the other pending
+        times those frontiers no longer reach become available with it, which
+        keeps what ``next`` yields in time order."""
+        self.notify_at(capability)
+        self._core.make_available(frontiers)
+
+    def for_each(self, frontiers, logic) -> None:
+        """Calls ``logic(capability, notificator)`` for every time that no
+        frontier in ``frontiers`` can still reach, in time order.
+
+        >>> import timely
+        >>> from timely import FrontierNotificator
+        >>> done = []
+        >>> def constructor(cap, info):
+        ...     notificator = FrontierNotificator()         # the arity comes with the first time
+        ...     def logic(input, output):
+        ...         for cap, data in input:
+        ...             output.session(cap).give_container(data)
+        ...             notificator.notify_at(cap.delayed(cap.time + 1))
+        ...         notificator.for_each([input.frontier], lambda cap, n: done.append(cap.time))
+        ...     return logic
+        >>> _ = timely.example(lambda scope: scope.to_stream(range(10)).unary_frontier(
+        ...     timely.Pipeline, "example", constructor))
+        >>> done
+        [1]
+        """
+        self._core.make_available(frontiers)
+        while True:
+            item = self.next(frontiers)
+            if item is None:
+                return
+            logic(item[0], self)
 
 
 class _Multi(list):

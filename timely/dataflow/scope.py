@@ -64,10 +64,39 @@ class Scope:
 
     def new_unordered_input(self):
         """An input whose records may be sent at any time the capability allows:
-        returns ``(handle, capability, stream)``; ``handle.session(cap).give(x)``."""
+        returns ``((handle, capability), stream)`` as the crate does;
+        ``handle.session(cap).give(x)`` or ``handle.activate().session(cap)``.
+
+        The old shape, ``handle, capability, stream = scope.new_unordered_input()``,
+        still works for this release (the call unpacked into three names gets
+        three values) with a ``DeprecationWarning``.
+
+        >>> import timely
+        >>> def work(worker):
+        ...     with worker.dataflow() as scope:
+        ...         (handle, cap), stream = scope.new_unordered_input()
+        ...         out = stream.capture()
+        ...     handle.activate().session(cap.delayed(3)).give("late")
+        ...     handle.session(cap).give("early")
+        ...     cap.drop()
+        ...     worker.drain()
+        ...     return out.extract()
+        >>> timely.execute_directly(work)
+        [(0, ['early']), (3, ['late'])]
+        """
+        import sys
+
         from timely.dataflow.operators.input import new_unordered_input
 
-        return new_unordered_input(self)
+        (handle, capability), stream = new_unordered_input(self)
+        if _unpacked_into(sys._getframe(1)) == 3:
+            import warnings
+
+            warnings.warn("scope.new_unordered_input() returns ((handle, capability), stream), "
+                          "as the Rust crate; unpacking it into three names is deprecated",
+                          DeprecationWarning, stacklevel=2)
+            return handle, capability, stream
+        return (handle, capability), stream
 
     def to_stream(self, iterable):
         """A stream of this worker's records from ``iterable``, all at the minimum time."""
@@ -90,6 +119,64 @@ class Scope:
         from timely.dataflow.operators.core import concatenate
 
         return concatenate(self, list(streams))
+
+    def empty(self):
+        """A stream with no records, complete at once (the crate's ``empty``).
+
+        >>> import timely
+        >>> timely.example(lambda scope: scope.empty().capture()).extract()
+        []
+        """
+        from timely.dataflow.operators.core import empty
+
+        return empty(self)
+
+    def iterator_source(self, name: str, input_fn, probe):
+        """A flow-controlled source; see
+        :func:`timely.dataflow.operators.flow_controlled.iterator_source`."""
+        from timely.dataflow.operators.flow_controlled import iterator_source
+
+        return iterator_source(self, name, input_fn, probe)
+
+    def activator_for(self, address):
+        """An activator for the operator at ``address`` (``info.address``) in
+        this scope or an enclosing one, also while it is being built.
+
+        >>> import timely
+        >>> def constructor(cap, info):
+        ...     activator = scope.activator_for(info.address)
+        ...     left = [3]
+        ...     def logic(output):
+        ...         if not left[0]:
+        ...             return                      # scheduled again after it finished
+        ...         output.session(cap).give(left[0])
+        ...         left[0] -= 1
+        ...         if left[0]:
+        ...             activator.activate()        # run again
+        ...         else:
+        ...             cap.drop()
+        ...     return logic
+        >>> def build(s):
+        ...     global scope
+        ...     scope = s
+        ...     return s.source("Countdown", constructor).capture()
+        >>> timely.example(build).extract()
+        [(0, [1, 2, 3])]
+        """
+        from timely.dataflow.builder import Activator
+
+        address = tuple(address)
+        sub = self._sub
+        while sub is not None:
+            if sub.path == address[:-1]:
+                return Activator(sub, address[-1])
+            sub = sub.parent
+        return self.worker.activator_for(address)
+
+    def sync_activator_for(self, address):
+        """An activator for the operator at ``address`` that other threads may
+        use; see :meth:`timely.Worker.sync_activator_for`."""
+        return self.worker.sync_activator_for(address)
 
     # -- loops ---------------------------------------------------------------
 
@@ -136,3 +223,16 @@ class Scope:
 
     def _finish(self) -> None:
         """Called when the scope's block ends."""
+
+
+def _unpacked_into(frame) -> int | None:
+    """How many names the call being made in ``frame`` is unpacked into
+    (``a, b, c = f()``), or None when its result is used otherwise."""
+    import dis
+
+    for instruction in dis.get_instructions(frame.f_code):
+        if instruction.offset > frame.f_lasti:
+            if instruction.opname == "UNPACK_SEQUENCE":
+                return instruction.argval
+            return None
+    return None

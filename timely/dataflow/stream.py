@@ -120,8 +120,25 @@ class Stream:
         """The rows of each Batch where the boolean mask ``fn(batch)`` is true."""
         return _columnar.filter_batch(self, fn)
 
-    def aggregate(self, key: str, value: str | None = None, how="sum", *,
-                  combine: bool = True) -> "Stream":
+    def aggregate(self, key, value=None, how="sum", *, combine: bool = True,
+                  default=int) -> "Stream":
+        """Two aggregates, told apart by the first argument.
+
+        ``aggregate("key", "value", how)`` (a column name first): columnar,
+        for streams of :class:`~timely.Batch` (also :meth:`aggregate_batch`).
+
+        ``aggregate(fold, emit, route)`` (a function first): the crate's
+        record aggregate over ``(key, value)`` records; see
+        :func:`timely.dataflow.operators.aggregation.aggregate`.
+        """
+        if callable(key):
+            from timely.dataflow.operators.aggregation import aggregate
+
+            return aggregate(self, key, value, how, default)
+        return _columnar.aggregate(self, key, value, how, combine=combine)
+
+    def aggregate_batch(self, key: str, value: str | None = None, how="sum", *,
+                        combine: bool = True) -> "Stream":
         """Per complete time, one Batch per worker: column ``key`` and one column
         per aggregate in ``how`` (``count``, ``sum``, ``min``, ``max``) of
         ``value``; exchanged by ``key``, so exact at any worker count. See
@@ -202,3 +219,118 @@ class Stream:
     def binary_notify(self, other, pact1, pact2, name: str, init_times, logic) -> "Stream":
         """``logic(input1, input2, output, notificator)``."""
         return _generic.binary_notify(self, other, pact1, pact2, name, init_times, logic)
+
+    # -- the rest of the crate's operators -------------------------------------
+
+    def ok_err(self, logic):
+        """``(ok_stream, err_stream)`` by ``logic(record)``, which returns
+        ``Ok(x)`` (``x`` to the first) or ``Err(e)`` (``e`` to the second)."""
+        from timely.dataflow.operators.result import ok_err
+
+        return ok_err(self, logic)
+
+    def map_ok(self, logic) -> "Stream":
+        """``Ok(logic(x))`` for each ``Ok(x)``; ``Err`` records unchanged.
+
+        >>> import timely
+        >>> from timely import Err, Ok
+        >>> timely.example(lambda s: s.to_stream([Ok(0), Err(())]).map_ok(lambda x: x + 1).capture()).extract()
+        [(0, [Err(()), Ok(1)])]
+        """
+        from timely.dataflow.operators.result import map_ok
+
+        return map_ok(self, logic)
+
+    def map_err(self, logic) -> "Stream":
+        """``Err(logic(e))`` for each ``Err(e)``; ``Ok`` records unchanged.
+
+        >>> import timely
+        >>> from timely import Err, Ok
+        >>> timely.example(lambda s: s.to_stream([Ok(0), Err(())]).map_err(lambda e: 1).capture()).extract()
+        [(0, [Err(1), Ok(0)])]
+        """
+        from timely.dataflow.operators.result import map_err
+
+        return map_err(self, logic)
+
+    def and_then(self, logic) -> "Stream":
+        """``logic(x)`` (an ``Ok`` or ``Err``) for each ``Ok(x)``; ``Err`` unchanged.
+
+        >>> import timely
+        >>> from timely import Err, Ok
+        >>> timely.example(lambda s: s.to_stream([Ok(0), Err(())]).and_then(lambda x: Ok(x + 2)).capture()).extract()
+        [(0, [Err(()), Ok(2)])]
+        """
+        from timely.dataflow.operators.result import and_then
+
+        return and_then(self, logic)
+
+    def unwrap_or_else(self, logic) -> "Stream":
+        """``x`` for each ``Ok(x)``, ``logic(e)`` for each ``Err(e)``.
+
+        >>> import timely
+        >>> from timely import Err, Ok
+        >>> timely.example(lambda s: s.to_stream([Ok(1), Err(())]).unwrap_or_else(lambda e: 0).capture()).extract()
+        [(0, [0, 1])]
+        """
+        from timely.dataflow.operators.result import unwrap_or_else
+
+        return unwrap_or_else(self, logic)
+
+    def delay_total(self, fn) -> "Stream":
+        """For totally ordered times: each record moves to ``fn(record, time)``,
+        sent when that time completes.
+
+        >>> import timely
+        >>> timely.example(lambda s: s.to_stream(range(4)).delay_total(lambda x, t: x * 2).capture()).extract()
+        [(0, [0]), (2, [1]), (4, [2]), (6, [3])]
+        """
+        return _core.delay_total(self, fn)
+
+    def enter_at(self, scope, initial) -> "Stream":
+        """This stream inside the nested ``scope``, each record entering at
+        the inner coordinate ``initial(record)`` instead of 0 (released once
+        that inner time is complete).
+
+        >>> import timely
+        >>> def build(scope):
+        ...     with scope.iterative() as inner:
+        ...         entered = scope.to_stream(range(3)).enter_at(inner, lambda x: x)
+        ...         out = entered.capture()
+        ...         entered.leave()
+        ...     return out
+        >>> timely.example(build).extract()
+        [((0, 0), [0]), ((0, 1), [1]), ((0, 2), [2])]
+        """
+        return _el.enter_at(self, scope, initial)
+
+    def inspect_core(self, fn) -> "Stream":
+        """Calls ``fn(Ok((time, batch)))`` per batch and ``fn(Err(frontier))``
+        (the input frontier's elements) whenever the frontier changes.
+
+        >>> import timely
+        >>> events = []
+        >>> _ = timely.example(lambda s: s.to_stream(range(3)).inspect_core(events.append))
+        >>> events
+        [Ok((0, [0, 1, 2])), Err([])]
+        """
+        return _core.inspect_core(self, fn)
+
+    def concatenate(self, others) -> "Stream":
+        """The records of this stream and of every stream in ``others``.
+
+        >>> import timely
+        >>> def build(scope):
+        ...     a, b, c = (scope.to_stream([i]) for i in range(3))
+        ...     return a.concatenate([b, c]).capture()
+        >>> timely.example(build).extract()
+        [(0, [0, 1, 2])]
+        """
+        return _core.concatenate(self.scope, [self, *others])
+
+    def state_machine(self, fold, route, default=int) -> "Stream":
+        """A state per key of ``(key, value)`` records; see
+        :func:`timely.dataflow.operators.aggregation.state_machine`."""
+        from timely.dataflow.operators.aggregation import state_machine
+
+        return state_machine(self, fold, route, default)

@@ -52,3 +52,71 @@ def outer_summary(increments) -> tuple | int:
 
 def minimum(arity: int):
     return 0 if arity == 1 else (0,) * arity
+
+
+# -- wall-clock epochs ---------------------------------------------------------
+#
+# Timestamps are unsigned integers. A stream whose epochs are instants uses
+# nanoseconds since the Unix epoch (1970-01-01T00:00:00 UTC): inputs accept a
+# ``datetime.datetime`` or a ``numpy.datetime64`` and convert it at the edge
+# with ``from_datetime``; ``to_datetime64``/``to_datetime`` map a time back.
+
+_UNIX_EPOCH = None
+
+
+def from_datetime(value):
+    """``value`` as a timestamp coordinate: nanoseconds since the Unix epoch
+    for a ``datetime`` (naive ones are taken as UTC) or a ``numpy.datetime64``
+    (any unit); a tuple converts each coordinate; anything else is returned
+    unchanged. Instants before 1970 raise ``TimestampError``.
+
+    >>> import datetime, numpy as np
+    >>> from timely.dataflow.time import from_datetime, to_datetime, to_datetime64
+    >>> t = from_datetime(np.datetime64("2024-01-02T03:04:05.000000006"))
+    >>> print(t, to_datetime64(t))
+    1704164645000000006 2024-01-02T03:04:05.000000006
+    >>> to_datetime(from_datetime(datetime.datetime(2024, 1, 2, 3, 4, 5)))
+    datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    >>> from_datetime((datetime.datetime(1970, 1, 1, 0, 0, 1), 7))
+    (1000000000, 7)
+    """
+    import datetime
+
+    import numpy as np
+
+    from timely.errors import TimestampError
+
+    global _UNIX_EPOCH
+    if isinstance(value, tuple):
+        return tuple(from_datetime(v) for v in value)
+    if isinstance(value, datetime.datetime):
+        if _UNIX_EPOCH is None:
+            _UNIX_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        ns = (value - _UNIX_EPOCH) // datetime.timedelta(microseconds=1) * 1000
+    elif isinstance(value, np.datetime64):
+        if np.isnat(value):
+            raise TimestampError("NaT is not a time")
+        ns = int(value.astype("datetime64[ns]").astype(np.int64))
+    else:
+        return value
+    if ns < 0:
+        raise TimestampError(f"{value!r} is before the Unix epoch: timestamps are unsigned")
+    return ns
+
+
+def to_datetime64(time):
+    """A timestamp of nanoseconds since the Unix epoch as ``numpy.datetime64[ns]``."""
+    import numpy as np
+
+    return np.datetime64(int(time), "ns")
+
+
+def to_datetime(time):
+    """A timestamp of nanoseconds since the Unix epoch as an aware UTC
+    ``datetime`` (whose resolution is a microsecond: nanoseconds are dropped)."""
+    import datetime
+
+    return datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(
+        microseconds=int(time) // 1000)

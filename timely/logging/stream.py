@@ -138,7 +138,7 @@ def event_stream(worker, scope, kinds=STREAM_KINDS):
     if scope.arity != 1:
         raise ValueError("event_stream needs a scope with integer times (a dataflow's root "
                          "scope or a region of it)")
-    handle, capability, stream = scope.new_unordered_input()
+    (handle, capability), stream = scope.new_unordered_input()
     root = _mark_unlogged(scope)
     registration = worker.logging.register(_Feeder(handle, capability), kinds)
     worker.logging.feeds[registration] = root

@@ -21,13 +21,14 @@ from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import Antichain, MutableAntichain
 from timely.progress.notificator import Notificator
 from timely.progress.operate import Operate, SharedProgress
-from timely.progress.reachability import Builder, Source, Target, Tracker
+from timely.progress.reachability import Builder, Location, Source, Target, Tracker
 from timely.progress.timestamp import PathSummary, less_equal, less_than
 
 __all__ = [
     "Antichain",
     "Builder",
     "ChangeBatch",
+    "Location",
     "MutableAntichain",
     "Notificator",
     "Operate",

@@ -39,4 +39,10 @@ class ChangeBatch:
     def drain_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """``(times uint64 (n,) or (n, arity), diffs int64 (n,))``, compacted; leaves the batch empty."""
 
+    def iter(self) -> Iterator[tuple[Time, int]]:
+        """The compacted updates in time order; the batch keeps them."""
+
+    def drain_into(self, other: ChangeBatch) -> None:
+        """Moves every update into ``other``; leaves this batch empty."""
+
     def clear(self) -> None: ...

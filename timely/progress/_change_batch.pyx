@@ -208,6 +208,43 @@ cdef class ChangeBatch:
         self.compact_now()
         return [(make_time(&self.rows[i * self.k], self.k), self.diffs[i]) for i in range(self.len)]
 
+    def iter(self):
+        """The compacted updates in time order, as an iterator; unlike
+        :meth:`drain` the batch keeps them. Costs one compaction.
+
+        >>> b = ChangeBatch([(2, 1), (1, 1), (2, 1)])
+        >>> list(b.iter()), len(b)
+        ([(1, 1), (2, 2)], 2)
+        """
+        return iter(self.items())
+
+    def drain_into(self, ChangeBatch other not None):
+        """Moves every update into ``other`` (as the crate's ``drain_into``),
+        leaving this batch empty: a copy of the rows, O(len), without
+        building Python objects. The two batches must have the same arity
+        (a batch that has seen no timestamp takes this one's).
+
+        >>> a, b = ChangeBatch([(1, 1), (3, 1)]), ChangeBatch([(1, -1)])
+        >>> a.drain_into(b)
+        >>> len(a), b.drain()
+        (0, [(3, 1)])
+        """
+        cdef size_t i
+        if other is self:
+            return
+        self.compact_now()
+        if self.len == 0:
+            return
+        if other.k == 0:
+            other.set_arity(self.k)
+        elif other.k != self.k:
+            raise TimestampError(
+                f"cannot move updates of arity {self.k} into a ChangeBatch of arity {other.k}")
+        for i in range(self.len):
+            other.push_row(&self.rows[i * self.k], self.diffs[i])
+        self.len = 0
+        self.clean = 0
+
     def drain(self):
         """The compacted updates in time order; leaves the batch empty."""
         out = self.items()

@@ -202,6 +202,21 @@ cdef class Antichain:
     def __iter__(self):
         return iter(self.elements())
 
+    def __getitem__(self, Py_ssize_t index):
+        """The element at ``index`` in lexicographic order (negative indices
+        count from the end), in O(arity).
+
+        >>> a = Antichain([(1, 2), (2, 1)])
+        >>> a[0], a[-1]
+        ((1, 2), (2, 1))
+        """
+        cdef Py_ssize_t n = <Py_ssize_t>self.len
+        if index < 0:
+            index += n
+        if index < 0 or index >= n:
+            raise IndexError("Antichain index out of range")
+        return make_time(&self.rows[index * self.k], self.k)
+
     def __contains__(self, time):
         cdef uint64_t row[TLY_MAX_ARITY]
         cdef size_t i

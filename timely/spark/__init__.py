@@ -114,7 +114,7 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
                 out.append(data)
 
         with worker.dataflow() as scope:
-            handle, cap, stream = scope.new_unordered_input()
+            (handle, cap), stream = scope.new_unordered_input()
             dataflow(stream).sink(Pipeline(), "SparkOutput", collect)
 
         def emit():

@@ -7,6 +7,7 @@ Each works batch by batch; the only per-record Python is the user's function.
 from __future__ import annotations
 
 import copy
+import functools
 
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline, _share
@@ -191,8 +192,29 @@ def branch_when(stream, condition):
                     lambda t, data: ((), data) if condition(t) else (data, ()))
 
 
+def _result_rank(r):
+    # As the crate's Result: every Ok sorts before every Err, then by content.
+    kind = type(r)
+    if kind is Ok:
+        return 0, r.value
+    if kind is Err:
+        return 1, r.error
+    return None
+
+
+def _result_lt(self, other):
+    a, b = _result_rank(self), _result_rank(other)
+    if b is None:
+        return NotImplemented
+    if a[0] != b[0]:
+        return a[0] < b[0]
+    return a[1] < b[1]
+
+
+@functools.total_ordering
 class Ok:
-    """A successful result record (see ``Stream.ok``/``Stream.err``)."""
+    """A successful result record (see ``Stream.ok``/``Stream.err``).
+    Results order as the crate's: ``Ok(x) < Err(e)``, then by content."""
 
     __slots__ = ("value",)
 
@@ -208,7 +230,10 @@ class Ok:
     def __repr__(self):
         return f"Ok({self.value!r})"
 
+    __lt__ = _result_lt
 
+
+@functools.total_ordering
 class Err:
     """A failed result record."""
 
@@ -225,6 +250,8 @@ class Err:
 
     def __repr__(self):
         return f"Err({self.error!r})"
+
+    __lt__ = _result_lt
 
 
 def ok(stream):
@@ -367,3 +394,62 @@ def accumulate(stream, init, logic):
 def count(stream):
     """The number of records at each complete time."""
     return accumulate(stream, 0, lambda acc, data: acc + len(data))
+
+
+def delay_total(stream, fn):
+    """As :func:`delay`, for totally ordered times (the crate's
+    ``delay_total``): each record moves to ``fn(record, time)``, sent once
+    that time is complete."""
+    return _stash_and_release(
+        stream, "DelayTotal",
+        lambda time, data: _group_by(data, lambda record: fn(record, time)).items())
+
+
+def _group_by(data, key):
+    groups: dict = {}
+    for record in data:
+        groups.setdefault(key(record), []).append(record)
+    return groups
+
+
+def inspect_core(stream, fn):
+    """Calls ``fn(Ok((time, batch)))`` for every batch and ``fn(Err(frontier))``,
+    with the input frontier's elements as a list, each time it changes; passes
+    the batches on. The frontier starts at the minimum time, which is not
+    reported."""
+    from timely.dataflow.time import minimum
+
+    b = OperatorBuilder("InspectCore", stream.scope)
+    inp = b.new_input(stream, Pipeline())
+    out, result = b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+        last = [minimum(b.arity)]
+
+        def run(frontiers):
+            for cap, data in inp:
+                fn(Ok((cap.time, data)))
+                out.give_at(cap.time, data)
+            now = frontiers[0].frontier().elements()
+            if now != last:
+                last[:] = now
+                fn(Err(list(now)))
+
+        return run
+
+    b.build(build)
+    return result
+
+
+def empty(scope):
+    """A stream with no records that completes at once (the crate's ``empty``)."""
+    b = OperatorBuilder("Empty", scope)
+    _, stream = b.new_output()
+
+    def build(caps, info):
+        caps.clear()
+        return lambda frontiers: False
+
+    b.build(build)
+    return stream

@@ -82,3 +82,16 @@ def leave(stream):
         nub = worker.logger.boundary(identifier, child, stream.source, (0, port), "Leave", nub)
     stream.connect_to((0, port), nub)
     return Stream(child_scope.parent, (child.index_in_parent, port), outer_tee)
+
+
+def enter_at(stream, scope, initial):
+    """``stream`` inside the nested ``scope``, each record at the inner
+    coordinate ``initial(record)`` (the crate's ``enter_at``): entered at 0,
+    then delayed to its coordinate."""
+    from timely.dataflow.operators.core import delay
+
+    if scope.arity != stream.scope.arity + 1:
+        raise DataflowError("enter_at needs a nested scope (iterative() or scoped()), "
+                            f"not {scope.name!r}")
+    entered = enter(stream, scope)
+    return delay(entered, lambda record, time: (*time[:-1], initial(record)))

@@ -6,7 +6,7 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.capability import Capability
 from timely.dataflow.handles import BUFFER, Session
-from timely.dataflow.time import minimum
+from timely.dataflow.time import from_datetime, minimum
 from timely.errors import CapabilityError, DataflowError
 from timely.progress.timestamp import less_equal, validate
 
@@ -90,9 +90,29 @@ class InputHandle:
             self._activator.activate()
 
     def advance_to(self, time) -> None:
-        """No more records before ``time``; ``time`` must not be earlier than ``self.time``."""
+        """No more records before ``time``; ``time`` must not be earlier than ``self.time``.
+
+        A ``datetime`` or ``numpy.datetime64`` (or a tuple holding them) is
+        converted to nanoseconds since the Unix epoch (see
+        :func:`timely.dataflow.time.from_datetime`; ``to_datetime64`` maps
+        a time back).
+
+        >>> import timely, numpy as np
+        >>> from timely.dataflow.time import to_datetime64
+        >>> def work(worker):
+        ...     with worker.dataflow() as scope:
+        ...         handle, stream = scope.new_input()
+        ...         out = stream.capture()
+        ...     handle.advance_to(np.datetime64("2024-05-01T12:00"))
+        ...     handle.send("noon")
+        ...     handle.close()
+        ...     worker.drain()
+        ...     return [(str(to_datetime64(t)), data) for t, data in out.extract()]
+        >>> timely.execute_directly(work)
+        [('2024-05-01T12:00:00.000000000', ['noon'])]
+        """
         self._check()
-        time = validate(time, self._arity)
+        time = validate(from_datetime(time), self._arity)
         if not less_equal(self._time, time):
             raise CapabilityError(f"cannot advance input from {self._time!r} back to {time!r}")
         self.flush()
@@ -139,7 +159,12 @@ def input_from(scope, handle: InputHandle):
 
 
 class UnorderedHandle:
-    """Sends records at any time a capability of its input allows."""
+    """Sends records at any time a capability of its input allows.
+
+    ``handle.session(cap).give(x)`` sends and schedules the input operator;
+    ``handle.activate()`` (as the crate's) schedules it and returns the
+    handle, so ``handle.activate().session(cap)`` reads as in Rust.
+    """
 
     def __init__(self, output, activator):
         self._output = output
@@ -150,12 +175,18 @@ class UnorderedHandle:
         self._activator.activate()
         return session
 
+    def activate(self) -> "UnorderedHandle":
+        """Schedules the input operator; returns this handle."""
+        self._activator.activate()
+        return self
+
     def flush(self) -> None:
         self._output.flush()
         self._activator.activate()
 
 
 def new_unordered_input(scope):
+    """``((handle, capability), stream)``, as the crate's ``new_unordered_input``."""
     b = OperatorBuilder("UnorderedInput", scope)
     out, stream = b.new_output()
     holder = {}
@@ -167,22 +198,38 @@ def new_unordered_input(scope):
         return lambda frontiers: False
 
     b.build(build)
-    return holder.pop("handle"), holder.pop("cap"), stream
+    return (holder.pop("handle"), holder.pop("cap")), stream
+
+
+# Records ``to_stream`` gives per scheduling before it yields to other
+# operators (the crate gives 256 buffers' worth).
+TO_STREAM_CHUNK = 256 * BUFFER
 
 
 def to_stream(scope, iterable):
+    """The records of ``iterable``, at the minimum time, read a chunk per
+    scheduling (so an unbounded or slow iterator does not starve the rest of
+    the dataflow); the capability is dropped when it is exhausted."""
+    import itertools
+
     b = OperatorBuilder("ToStream", scope)
     out, stream = b.new_output()
 
     def build(caps, info):
         cap = [caps[0]]
         caps.clear()
+        records = iter(iterable)
+        activate = info.activator.activate
 
         def run(frontiers):
             if cap:
-                out.session(cap[0]).give_iterator(iterable)
-                out.flush()
-                cap.clear()
+                chunk = list(itertools.islice(records, TO_STREAM_CHUNK))
+                if chunk:
+                    out.session(cap[0]).give_container(chunk)
+                if len(chunk) < TO_STREAM_CHUNK:
+                    cap.pop().drop()
+                else:
+                    activate()
 
         return run
 
