@@ -52,6 +52,16 @@ class Worker:
         self.started_ns = _time.perf_counter_ns()
         self.logger = None                      # timely.logging.Logger while something is registered
         self._logging = None
+        # How many dataflows each peer has built, and whether it has finished
+        # (its work returned): a worker holding a dataflow that a finished peer
+        # never built waits forever for that peer's share of it.
+        self.peer_dataflows = [0] * self.peers
+        self._finished_peers: dict[int, int] = {}
+        self._fewest_finished: int | None = None
+        self._census = None
+        self._census_waiting = False
+        if self.peers > 1:
+            self._census = self.allocator.allocate(("dataflows",), self._census_arrived)
         log.debug("worker %d of %d started on a %s", self.index, self.peers,
                   type(self.allocator).__name__)
 
@@ -89,10 +99,55 @@ class Worker:
         return self._logging
 
     def close(self) -> None:
-        """Ends this worker's log streams (flushing them); ``timely.execute``
-        calls it once the work is done and every dataflow has completed."""
+        """Ends this worker's log streams (flushing them) and tells the other
+        workers how many dataflows this one built; ``timely.execute`` calls it
+        once the work is done and every dataflow has completed."""
+        if self._census is not None:
+            self._announce(final=True)
+            self.allocator.release()
         if self._logging is not None:
             self._logging.close()
+
+    # -- the dataflow census ---------------------------------------------------
+
+    def _announce(self, final: bool) -> None:
+        message = (self.index, self._next_dataflow, final)
+        for j, pusher in enumerate(self._census[0]):
+            if j != self.index:
+                pusher.push(message)
+                pusher.done()
+
+    def _census_arrived(self) -> None:
+        self._census_waiting = True
+
+    def _take_census(self) -> None:
+        """Reads what peers said about their dataflows; raises DataflowError
+        if a finished peer built fewer than this worker holds."""
+        self._census_waiting = False
+        pull = self._census[1].pull
+        while True:
+            message = pull()
+            if message is None:
+                break
+            sender, built, final = message
+            self.peer_dataflows[sender] = max(self.peer_dataflows[sender], built)
+            if final:
+                self._finished_peers[sender] = built
+                if self._fewest_finished is None or built < self._fewest_finished:
+                    self._fewest_finished = built
+        if self._fewest_finished is not None:
+            self._check_census()
+
+    def _check_census(self) -> None:
+        fewest = self._fewest_finished
+        stuck = [i for i in self.dataflows if i >= fewest]
+        if stuck:
+            peers = sorted(j for j, n in self._finished_peers.items() if n <= max(stuck))
+            raise DataflowError(
+                f"worker {self.index} built {self._next_dataflow} dataflow(s), but worker(s) "
+                f"{peers} finished after building "
+                f"{sorted({self._finished_peers[j] for j in peers})}: dataflow(s) {stuck} can "
+                "never complete. Every worker must build the same dataflows in the same order")
 
     # -- building ------------------------------------------------------------
 
@@ -124,6 +179,8 @@ class Worker:
             self._building = False
         self.dataflows[identifier] = subgraph
         self.active.add(identifier)
+        if self._census is not None:
+            self._announce(final=False)
 
     def activate_dataflow(self, subgraph: Subgraph) -> None:
         self.active.add(subgraph.dataflow_id)
@@ -138,6 +195,10 @@ class Worker:
         self._stepping = True
         try:
             self.allocator.receive()
+            if self._census_waiting:
+                self._take_census()
+            elif self._fewest_finished is not None and self._next_dataflow > self._fewest_finished:
+                self._check_census()
             if not self.active:
                 self._poke()
             if self.active:
