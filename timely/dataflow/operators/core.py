@@ -30,7 +30,7 @@ def _pipeline_unary(stream, name: str, transform, pact=None):
             for cap, data in inp:
                 produced = transform(cap.time, data)
                 if produced:
-                    out.give_at(cap.time, produced)
+                    out.give_unchecked(cap.time, produced)
 
         return run
 
@@ -97,7 +97,7 @@ def broadcast(stream):
                 if data:
                     for worker in range(peers):
                         copy = data if worker == peers - 1 else _share(data)
-                        out.give_at(cap.time, Addressed(worker, copy))
+                        out.give_unchecked(cap.time, Addressed(worker, copy))
 
         return run
 
@@ -116,7 +116,7 @@ def concatenate(scope, streams):
         def run(frontiers):
             for inp in inputs:
                 for cap, data in inp:
-                    out.session(cap).give_container(data)
+                    out.session(cap)._give_owned(data)
 
         return run
 
@@ -141,7 +141,7 @@ def partition(stream, parts: int, route):
                     buckets[part].append(value)
                 for (out, _), bucket in zip(outs, buckets):
                     if bucket:
-                        out.session(cap).give_container(bucket)
+                        out.session(cap)._give_owned(bucket)
 
         return run
 
@@ -162,9 +162,9 @@ def _two_way(stream, name: str, split):
             for cap, data in inp:
                 first, second = split(cap.time, data)
                 if first:
-                    out0.give_at(cap.time, first)
+                    out0.give_unchecked(cap.time, first)
                 if second:
-                    out1.give_at(cap.time, second)
+                    out1.give_unchecked(cap.time, second)
 
         return run
 
@@ -264,7 +264,7 @@ def _stash_and_release(stream, name: str, assign):
                 cap, _ = item
                 records = stash.pop(cap.time, None)
                 if records:
-                    out.session(cap).give_container(records)
+                    out.session(cap)._give_owned(records)
                 cap.drop()
 
         return run
@@ -319,7 +319,7 @@ def reclock(stream, clock):
                 for t, data in stash:
                     if less_equal(t, cap.time):
                         session = session or out.session(cap)
-                        session.give_container(data)
+                        session._give_owned(data)
                     else:
                         keep.append((t, data))
                 stash[:] = keep

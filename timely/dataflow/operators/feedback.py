@@ -43,7 +43,7 @@ class LoopHandle:
                     if time is None:
                         continue   # the loop counter would overflow: the records leave
                     new = cap.delayed(time)
-                    out.session(new).give_container(data)
+                    out.session(new)._give_owned(data)
                     new.drop()
 
             return run

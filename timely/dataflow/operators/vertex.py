@@ -102,12 +102,13 @@ class _Host:
     def send(self, output: int, records, time) -> None:
         if not 0 <= output < len(self.outputs):
             raise CapabilityError(f"vertex has no output {output}")
-        if not isinstance(records, list):
-            records = list(records)
+        # A list of the vertex's is copied (it may reuse it); anything else
+        # becomes a list of the host's own.
+        records = records.copy() if isinstance(records, list) else list(records)
         if not records:
             return
         cap = self._capability(output, time)
-        self.outputs[output].session(cap).give_container(records)
+        self.outputs[output].session(cap)._give_owned(records)
         cap.drop()
 
     def notify_at(self, time) -> None:
