@@ -20,7 +20,14 @@ from timely.dataflow.progcaster import Progcaster
 from timely.communication.allocator import ThreadAllocator
 from timely.errors import DataflowError
 
+_INF = float("inf")
+
 log = logging.getLogger(__name__)
+
+# Seconds without progress, while stepping, before a dataflow is reported stalled.
+STALL_WARNING = 5.0
+# Steps without progress needed too (one long step is not a stall).
+STALL_STEPS = 3
 
 
 class Worker:
@@ -29,12 +36,29 @@ class Worker:
     ``index`` and ``peers`` say which of how many workers this is. ``dataflow()``
     builds a dataflow; ``step()`` runs one round of scheduling and returns
     whether any dataflow remains.
+
+    Stalls are made visible: when a dataflow applies no progress at all (no
+    record consumed or produced, no capability changed, on any worker) for
+    ``stall_warning`` seconds while this worker keeps stepping, the worker
+    logs a warning (logger ``timely.worker``) naming what holds its
+    frontiers back: each capability with its operator, time and the line
+    that created it, records nobody reads. :meth:`holds` answers the same at
+    any moment. ``stall_warning=None`` turns the watch off; it costs one
+    clock read per step.
     """
 
     def __init__(self, allocator=None, *, check_progress: bool = False, schedule_seed=None,
-                 progress_mode: str = "demand"):
+                 progress_mode: str = "demand", stall_warning: float | None = STALL_WARNING):
         if progress_mode not in ("demand", "eager"):
             raise DataflowError(f"progress_mode must be 'demand' or 'eager', not {progress_mode!r}")
+        if stall_warning is not None and not stall_warning > 0:
+            raise DataflowError(f"stall_warning must be a positive number of seconds or None, "
+                                f"not {stall_warning!r}")
+        self.stall_warning = stall_warning
+        self._steps = 0
+        self._watch: dict = {}                  # dataflow -> [changes seen, since, steps then, warned]
+        self._watch_at = (_time.monotonic() + min(1.0, stall_warning / 4)
+                          if stall_warning is not None else float("inf"))
         self.progress_mode = progress_mode
         self.allocator = allocator if allocator is not None else ThreadAllocator()
         self.index = self.allocator.index
@@ -221,7 +245,73 @@ class Worker:
                 self.logger.step_end()
         finally:
             self._stepping = False
+        self._steps += 1
+        if self._watch_at != _INF:
+            now = _time.monotonic()
+            if now >= self._watch_at:
+                self._watch_stalls(now)
         return bool(self.dataflows)
+
+    # -- stalls ------------------------------------------------------------------
+
+    def _watch_stalls(self, now: float) -> None:
+        """Warns once about each dataflow that has applied no progress for
+        ``stall_warning`` seconds and ``STALL_STEPS`` steps."""
+        limit = self.stall_warning
+        self._watch_at = now + min(1.0, limit / 4)
+        watch = self._watch
+        for identifier, root in self.dataflows.items():
+            state = watch.get(identifier)
+            if state is None or state[0] != root.changes:
+                watch[identifier] = [root.changes, now, self._steps, False]
+            elif (not state[3] and now - state[1] >= limit
+                  and self._steps - state[2] >= STALL_STEPS):
+                state[3] = True
+                log.warning("%s", self._stall_text(root, now - state[1], self._steps - state[2]))
+        for identifier in [i for i in watch if i not in self.dataflows]:
+            del watch[identifier]
+
+    def _stall_text(self, root, seconds: float, steps: int) -> str:
+        held = self.holds(root.dataflow_id)
+        what = "; ".join(h.describe() for h in held) or (
+            "nothing this worker can see (it may wait for another worker)")
+        return (f"worker {self.index}: dataflow {root.name!r} ({root.dataflow_id}) made no "
+                f"progress for {seconds:.1f} s over {steps} steps; its frontiers are held "
+                f"back by: {what}")
+
+    def holds(self, dataflow: int | None = None) -> list:
+        """What holds back the frontiers of ``dataflow`` (default: every
+        dataflow), on this worker's view, as
+        :class:`~timely.progress.holds.Holder` s in time order: capabilities
+        (``kind == "capability"``; ``name`` and ``address`` of the operator,
+        ``time``, ``count`` over every worker, ``local`` of them held here
+        and the ``sites`` (``file:line``) that created those), records
+        waiting at inputs (``"records"``), and inputs of child scopes
+        (``"scope input"``). A diagnostic: it walks the heap to find this
+        worker's capabilities.
+
+        >>> import timely
+        >>> def work(worker):
+        ...     with worker.dataflow() as scope:
+        ...         handle, stream = scope.new_input()
+        ...         stream.map(lambda x: x).probe()
+        ...     handle.advance_to(3)
+        ...     worker.step()
+        ...     held = [(h.kind, h.name, h.time, h.local) for h in worker.holds()]
+        ...     handle.close()
+        ...     return held
+        >>> timely.execute_directly(work)
+        [('capability', 'Input [0, 1]', 3, 1)]
+        """
+        from timely.dataflow.stalls import LiveView, dataflow_holds
+
+        view = LiveView(self)
+        roots = (self.dataflows.values() if dataflow is None
+                 else [self.dataflows[dataflow]] if dataflow in self.dataflows else [])
+        out = []
+        for root in roots:
+            out.extend(dataflow_holds(view, root))
+        return out
 
     def _poke(self) -> None:
         """Activates scopes holding changes made outside any scheduling (a
@@ -243,20 +333,8 @@ class Worker:
                 and not any(s.extract_all() for s in self.scopes if not s.done))
 
     def describe_holds(self) -> str:
-        """The operators that hold capabilities or have messages waiting."""
-        lines = []
-        for scope in self.scopes:
-            if scope.done or scope.tracker is None:
-                continue
-            for index, child in enumerate(scope.children[1:], start=1):
-                held = []
-                for port in range(child.outputs if child else 0):
-                    stamps = scope.tracker.source_pointstamps((index, port))
-                    held += [f"capability at {t!r} x{c}" for t, c in stamps if c > 0]
-                name = child.operator.name if child and child.operator else "(shut down)"
-                if held:
-                    lines.append(f"{scope.name}/{name} (operator {index}): " + ", ".join(held))
-        return "; ".join(lines) or "no capability is held"
+        """What holds the dataflows' frontiers back (see :meth:`holds`), as text."""
+        return "; ".join(h.describe() for h in self.holds()) or "no capability is held"
 
     def step_while(self, condition) -> None:
         """Steps while ``condition()`` holds."""

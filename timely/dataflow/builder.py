@@ -42,14 +42,22 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _EXAMPLES = os.path.join(_PACKAGE, "examples") + os.sep
 
 
+def _internal_file(filename: str) -> bool:
+    return filename.startswith(_PACKAGE) and not filename.startswith(_EXAMPLES)
+
+
+def is_internal(site: str) -> bool:
+    """``site`` (``file:line``) is inside the timely package (its examples aside)."""
+    return _internal_file(site.rsplit(":", 1)[0])
+
+
 def user_site() -> str | None:
     """``file:line`` of the innermost caller outside the timely package:
     where the user's program built what is being built (once per operator)."""
     f = sys._getframe(1)
     while f is not None:
-        filename = f.f_code.co_filename
-        if not filename.startswith(_PACKAGE) or filename.startswith(_EXAMPLES):
-            return f"{filename}:{f.f_lineno}"
+        if not _internal_file(f.f_code.co_filename):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
         f = f.f_back
     return None
 
