@@ -71,11 +71,11 @@ class InputHandle:
         consumed = self._consumed
         outputs = self._outputs
         summaries = self._summaries
+        cap = self._current
         try:
             while True:
-                current = self._current
-                if current is not None:
-                    current._live = False
+                if cap is not None:
+                    cap._live = False
                 message = pull()
                 if message is None:
                     self._current = None
