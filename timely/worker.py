@@ -18,7 +18,7 @@ import time as _time
 from timely.dataflow.subgraph import Subgraph  # noqa: I001 - before communication (cycle)
 from timely.dataflow.progcaster import Progcaster
 from timely.communication.allocator import ThreadAllocator
-from timely.errors import DataflowError
+from timely.errors import DataflowError, TimelyError
 
 _INF = float("inf")
 
@@ -127,8 +127,7 @@ class Worker:
         workers how many dataflows this one built; ``timely.execute`` calls it
         once the work is done and every dataflow has completed."""
         if self._census is not None:
-            self._announce(final=True)
-            self.allocator.release()
+            self._announce_final()
         if self._logging is not None:
             self._logging.close()
 
@@ -140,6 +139,23 @@ class Worker:
             if j != self.index:
                 pusher.push(message)
                 pusher.done()
+
+    def _announce_final(self) -> None:
+        """Tells each peer, one at a time, how many dataflows this worker
+        built. A launcher may have closed the links to other hosts already
+        (it says goodbye on them before this): those peers are not told, the
+        others still are."""
+        message = (self.index, self._next_dataflow, True)
+        for j, pusher in enumerate(self._census[0]):
+            if j == self.index:
+                continue
+            pusher.push(message)
+            pusher.done()
+            try:
+                self.allocator.release()
+            except (KeyError, OSError, TimelyError) as error:
+                log.debug("worker %d could not tell worker %d its dataflow count: %r",
+                          self.index, j, error)
 
     def _census_arrived(self) -> None:
         self._census_waiting = True
