@@ -65,11 +65,12 @@ class Capability:
     def __init__(self, time, out, site=None):
         self._time = time
         self._out = out
-        internal = self._internal = out._internal
         self._live = True
         self._site = site
+        internal = self._internal = out._internal
         internal.update(time, 1)
-        _hold(out._held, time)
+        held = out._held
+        held[time] = held.get(time, 0) + 1
 
     @property
     def time(self):
@@ -142,17 +143,25 @@ class Capability:
 
     def drop(self) -> None:
         """Gives the capability up; using it afterwards raises CapabilityError."""
-        self._check()
+        if not self._live:
+            raise CapabilityError(f"capability at {self._time!r} was dropped")
         self._live = False
         out = self._out
         if out._buffer:
-            out.flush()
-        self._internal.update(self._time, -1)
-        _release(out._held, self._time)
+            out.flush()          # records given under it go before it is let go
+        time = self._time
+        self._internal.update(time, -1)
+        held = out._held
+        n = held[time] - 1
+        if n:
+            held[time] = n
+        else:
+            del held[time]
 
     def retain(self) -> "Capability":
         """A clone (an extra count at the same time)."""
-        self._check()
+        if not self._live:
+            raise CapabilityError(f"capability at {self._time!r} was dropped")
         f = _getframe(1)
         return Capability(self._time, self._out, (f.f_code, f.f_lineno))
 
