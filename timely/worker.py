@@ -288,9 +288,15 @@ class Worker:
             del watch[identifier]
 
     def _stall_text(self, root, seconds: float, steps: int) -> str:
+        if self._census_waiting:
+            self._take_census()
         held = self.holds(root.dataflow_id)
         what = "; ".join(h.describe() for h in held) or (
             "nothing this worker can see (it may wait for another worker)")
+        missing = [j for j, built in enumerate(self.peer_dataflows)
+                   if j != self.index and built <= root.dataflow_id]
+        if missing:
+            what += f"; worker(s) {missing} have not built this dataflow (yet)"
         return (f"worker {self.index}: dataflow {root.name!r} ({root.dataflow_id}) made no "
                 f"progress for {seconds:.1f} s over {steps} steps; its frontiers are held "
                 f"back by: {what}")

@@ -198,3 +198,34 @@ def test_the_watch_can_be_turned_off_and_rejects_nonsense():
     assert timely.execute_directly(work, stall_warning=None) == []
     with pytest.raises(timely.DataflowError, match="stall_warning"):
         timely.execute_directly(lambda worker: None, stall_warning=0)
+
+
+def test_a_dataflow_a_peer_has_not_built_is_named(caplog):
+    """A peer that never finishes its work and never builds the dataflow:
+    the stall warning says which worker is missing."""
+    import threading
+
+    release = threading.Event()
+
+    def work(worker):
+        if worker.index == 0:
+            with worker.dataflow() as scope:
+                handle, stream = scope.new_input()
+                probe = stream.exchange(lambda x: x).probe()
+            handle.close()
+            deadline = time.monotonic() + 3.0
+            while not probe.done() and time.monotonic() < deadline:
+                worker.step_or_park(0.01)
+                if any("have not built" in r.getMessage() for r in caplog.records):
+                    break
+            release.set()
+            raise RuntimeError("stop")
+        while not release.is_set():
+            worker.step_or_park(0.01)
+        return None
+
+    caplog.set_level(logging.WARNING, logger="timely")
+    with pytest.raises(timely.WorkerFailed):
+        timely.execute(work, workers=2, mode="threads", stall_warning=0.3)
+    warnings = [r.getMessage() for r in caplog.records if "made no progress" in r.getMessage()]
+    assert any("worker(s) [1] have not built this dataflow (yet)" in w for w in warnings)
