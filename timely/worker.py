@@ -316,9 +316,9 @@ class Worker:
         >>> def work(worker):
         ...     with worker.dataflow() as scope:
         ...         handle, stream = scope.new_input()
-        ...         stream.map(lambda x: x).probe()
+        ...         probe = stream.map(lambda x: x).probe()
         ...     handle.advance_to(3)
-        ...     worker.step()
+        ...     worker.step_while(lambda: probe.less_than(3))
         ...     held = [(h.kind, h.name, h.time, h.local) for h in worker.holds()]
         ...     handle.close()
         ...     return held

@@ -280,13 +280,15 @@ class OperatorBuilder:
         >>> class Once(Operate):
         ...     name, inputs, outputs = "Once", 0, 1
         ...     def __init__(self, output, progress):
-        ...         self.output, self.progress = output, progress
+        ...         self.output, self.progress, self.held = output, progress, True
         ...     def summary(self):
         ...         return []
         ...     def schedule(self):
-        ...         self.output.give_unchecked(0, ["hello"])
-        ...         self.output.flush()
-        ...         self.progress.internals[0].update(0, -1)      # drop the capability
+        ...         if self.held:                  # it runs until the drop is seen
+        ...             self.output.give_unchecked(0, ["hello"])
+        ...             self.output.flush()
+        ...             self.progress.internals[0].update(0, -1)  # drop the capability
+        ...             self.held = False
         ...         return False
         >>> def work(worker):
         ...     with worker.dataflow() as scope:
