@@ -123,6 +123,16 @@ class Capability:
         f = _getframe(1)
         return Capability(time, self._out, (f.f_code, f.f_lineno))
 
+    def _delay(self, time) -> "Capability":
+        """``delayed`` for timely's own operators: the capability's site is
+        left to be the operator's (no frame is looked up)."""
+        if not self._live:
+            raise CapabilityError(f"capability at {self._time!r} was dropped")
+        if not less_equal(self._time, time):
+            raise CapabilityError(
+                f"cannot delay a capability at {self._time!r} to {time!r}: not greater or equal")
+        return Capability(time, self._out)
+
     def downgrade(self, time) -> None:
         """Moves this capability forward to ``time`` (>= its time)."""
         self._check()
@@ -279,7 +289,7 @@ class CapabilitySet:
     def delayed(self, time) -> Capability:
         for held in self._caps:
             if less_equal(held.time, time):
-                return held.delayed(time)
+                return held._delay(time)
         raise CapabilityError(f"no capability in the set is at or before {time!r}")
 
     def downgrade(self, frontier) -> None:

@@ -256,7 +256,7 @@ def _stash_and_release(stream, name: str, assign):
                         raise CapabilityError(
                             f"{name}: cannot move records from {cap.time!r} back to {new_time!r}")
                     if new_time not in stash:
-                        notificator.notify_at(cap.delayed(new_time))
+                        notificator.notify_at(cap._delayed(new_time, 0, None))
                         stash[new_time] = []
                     stash[new_time].extend(records)
             while True:
@@ -310,7 +310,7 @@ def reclock(stream, clock):
             for cap, data in data_in:
                 stash.append((cap.time, data))
             for cap, _ in clock_in:
-                notificator.notify_at(cap.retain())
+                notificator.notify_at(cap)
             while True:
                 item = notificator.next(frontiers)
                 if item is None:
@@ -349,7 +349,7 @@ def accumulate(stream, init, logic):
             for cap, data in inp:
                 t = cap.time
                 if t not in state:
-                    notificator.notify_at(cap.retain())
+                    notificator.notify_at(cap)
                     state[t] = copy.deepcopy(init)     # each time folds into its own copy
                 state[t] = logic(state[t], data)
             while True:

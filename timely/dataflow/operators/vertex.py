@@ -96,8 +96,8 @@ class _Host:
             raise CapabilityError(
                 f"cannot act at {time!r} from a callback at {self.context_time!r}: times never go back")
         if type(self.context) is dict:
-            return self.context[output].delayed(time)
-        return self.context.delayed(time, output)
+            return self.context[output]._delay(time)
+        return self.context._delayed(time, output, None)
 
     def send(self, output: int, records, time) -> None:
         if not 0 <= output < len(self.outputs):
