@@ -18,9 +18,16 @@ import time as _time
 from timely.communication.allocator import ThreadAllocator
 from timely.dataflow.progcaster import Progcaster
 from timely.dataflow.subgraph import Subgraph
-from timely.errors import DataflowError
+from timely.errors import DataflowError, TimelyError
+
+_INF = float("inf")
 
 log = logging.getLogger(__name__)
+
+# Seconds without progress, while stepping, before a dataflow is reported stalled.
+STALL_WARNING = 5.0
+# Steps without progress needed too (one long step is not a stall).
+STALL_STEPS = 3
 
 
 class Timer:
@@ -64,12 +71,29 @@ class Worker:
     ``index`` and ``peers`` say which of how many workers this is. ``dataflow()``
     builds a dataflow; ``step()`` runs one round of scheduling and returns
     whether any dataflow remains.
+
+    Stalls are made visible: when a dataflow applies no progress at all (no
+    record consumed or produced, no capability changed, on any worker) for
+    ``stall_warning`` seconds while this worker keeps stepping, the worker
+    logs a warning (logger ``timely.worker``) naming what holds its
+    frontiers back: each capability with its operator, time and the line
+    that created it, records nobody reads. :meth:`holds` answers the same at
+    any moment. ``stall_warning=None`` turns the watch off; it costs one
+    clock read per step.
     """
 
     def __init__(self, allocator=None, *, check_progress: bool = False, schedule_seed=None,
-                 progress_mode: str = "demand"):
+                 progress_mode: str = "demand", stall_warning: float | None = STALL_WARNING):
         if progress_mode not in ("demand", "eager"):
             raise DataflowError(f"progress_mode must be 'demand' or 'eager', not {progress_mode!r}")
+        if stall_warning is not None and not stall_warning > 0:
+            raise DataflowError(f"stall_warning must be a positive number of seconds or None, "
+                                f"not {stall_warning!r}")
+        self.stall_warning = stall_warning
+        self._steps = 0
+        self._watch: dict = {}                  # dataflow -> [changes seen, since, steps then, warned]
+        self._watch_at = (_time.monotonic() + min(1.0, stall_warning / 4)
+                          if stall_warning is not None else float("inf"))
         self.progress_mode = progress_mode
         self.allocator = allocator if allocator is not None else ThreadAllocator()
         self.index = self.allocator.index
@@ -87,6 +111,16 @@ class Worker:
         self.started_ns = _time.perf_counter_ns()
         self.logger = None                      # timely.logging.Logger while something is registered
         self._logging = None
+        # How many dataflows each peer has built, and whether it has finished
+        # (its work returned): a worker holding a dataflow that a finished peer
+        # never built waits forever for that peer's share of it.
+        self.peer_dataflows = [0] * self.peers
+        self._finished_peers: dict[int, int] = {}
+        self._fewest_finished: int | None = None
+        self._census = None
+        self._census_waiting = False
+        if self.peers > 1:
+            self._census = self.allocator.allocate(("dataflows",), self._census_arrived)
         log.debug("worker %d of %d started on a %s", self.index, self.peers,
                   type(self.allocator).__name__)
 
@@ -124,10 +158,71 @@ class Worker:
         return self._logging
 
     def close(self) -> None:
-        """Ends this worker's log streams (flushing them); ``timely.execute``
-        calls it once the work is done and every dataflow has completed."""
+        """Ends this worker's log streams (flushing them) and tells the other
+        workers how many dataflows this one built; ``timely.execute`` calls it
+        once the work is done and every dataflow has completed."""
+        if self._census is not None:
+            self._announce_final()
         if self._logging is not None:
             self._logging.close()
+
+    # -- the dataflow census ---------------------------------------------------
+
+    def _announce(self, final: bool) -> None:
+        message = (self.index, self._next_dataflow, final)
+        for j, pusher in enumerate(self._census[0]):
+            if j != self.index:
+                pusher.push(message)
+                pusher.done()
+
+    def _announce_final(self) -> None:
+        """Tells each peer, one at a time, how many dataflows this worker
+        built. A launcher may have closed the links to other hosts already
+        (it says goodbye on them before this): those peers are not told, the
+        others still are."""
+        message = (self.index, self._next_dataflow, True)
+        for j, pusher in enumerate(self._census[0]):
+            if j == self.index:
+                continue
+            pusher.push(message)
+            pusher.done()
+            try:
+                self.allocator.release()
+            except (KeyError, OSError, TimelyError) as error:
+                log.debug("worker %d could not tell worker %d its dataflow count: %r",
+                          self.index, j, error)
+
+    def _census_arrived(self) -> None:
+        self._census_waiting = True
+
+    def _take_census(self) -> None:
+        """Reads what peers said about their dataflows; raises DataflowError
+        if a finished peer built fewer than this worker holds."""
+        self._census_waiting = False
+        pull = self._census[1].pull
+        while True:
+            message = pull()
+            if message is None:
+                break
+            sender, built, final = message
+            self.peer_dataflows[sender] = max(self.peer_dataflows[sender], built)
+            if final:
+                self._finished_peers[sender] = built
+                if self._fewest_finished is None or built < self._fewest_finished:
+                    self._fewest_finished = built
+        if self._fewest_finished is not None:
+            self._check_census()
+
+    def _check_census(self) -> None:
+        fewest = self._fewest_finished
+        stuck = [i for i in self.dataflows if i >= fewest]
+        if stuck:
+            peers = sorted(j for j, n in self._finished_peers.items() if n <= max(stuck))
+            raise DataflowError(
+                f"worker {self.index} built {self._next_dataflow} dataflow(s), but worker(s) "
+                f"{peers} finished after building "
+                f"{sorted({self._finished_peers[j] for j in peers})}: dataflow(s) {stuck} can "
+                "never complete. Every worker must build the same dataflows in the same order")
 
     # -- building ------------------------------------------------------------
 
@@ -181,6 +276,8 @@ class Worker:
             self._building = False
         self.dataflows[identifier] = subgraph
         self.active.add(identifier)
+        if self._census is not None:
+            self._announce(final=False)
 
     def activate_dataflow(self, subgraph: Subgraph) -> None:
         self.active.add(subgraph.dataflow_id)
@@ -197,6 +294,10 @@ class Worker:
             self.allocator.receive()
             if self._sync_activations:
                 self._apply_sync_activations()
+            if self._census_waiting:
+                self._take_census()
+            elif self._fewest_finished is not None and self._next_dataflow > self._fewest_finished:
+                self._check_census()
             if not self.active:
                 self._poke()
             if self.active:
@@ -219,7 +320,79 @@ class Worker:
                 self.logger.step_end()
         finally:
             self._stepping = False
+        self._steps += 1
+        if self._watch_at != _INF:
+            now = _time.monotonic()
+            if now >= self._watch_at:
+                self._watch_stalls(now)
         return bool(self.dataflows)
+
+    # -- stalls ------------------------------------------------------------------
+
+    def _watch_stalls(self, now: float) -> None:
+        """Warns once about each dataflow that has applied no progress for
+        ``stall_warning`` seconds and ``STALL_STEPS`` steps."""
+        limit = self.stall_warning
+        self._watch_at = now + min(1.0, limit / 4)
+        watch = self._watch
+        for identifier, root in self.dataflows.items():
+            state = watch.get(identifier)
+            if state is None or state[0] != root.changes:
+                watch[identifier] = [root.changes, now, self._steps, False]
+            elif (not state[3] and now - state[1] >= limit
+                  and self._steps - state[2] >= STALL_STEPS):
+                state[3] = True
+                log.warning("%s", self._stall_text(root, now - state[1], self._steps - state[2]))
+        for identifier in [i for i in watch if i not in self.dataflows]:
+            del watch[identifier]
+
+    def _stall_text(self, root, seconds: float, steps: int) -> str:
+        if self._census_waiting:
+            self._take_census()
+        held = self.holds(root.dataflow_id)
+        what = "; ".join(h.describe() for h in held) or (
+            "nothing this worker can see (it may wait for another worker)")
+        missing = [j for j, built in enumerate(self.peer_dataflows)
+                   if j != self.index and built <= root.dataflow_id]
+        if missing:
+            what += f"; worker(s) {missing} have not built this dataflow (yet)"
+        return (f"worker {self.index}: dataflow {root.name!r} ({root.dataflow_id}) made no "
+                f"progress for {seconds:.1f} s over {steps} steps; its frontiers are held "
+                f"back by: {what}")
+
+    def holds(self, dataflow: int | None = None) -> list:
+        """What holds back the frontiers of ``dataflow`` (default: every
+        dataflow), on this worker's view, as
+        :class:`~timely.progress.holds.Holder` s in time order: capabilities
+        (``kind == "capability"``; ``name`` and ``address`` of the operator,
+        ``time``, ``count`` over every worker, ``local`` of them held here
+        and the ``sites`` (``file:line``) that created those), records
+        waiting at inputs (``"records"``), and inputs of child scopes
+        (``"scope input"``). A diagnostic: it walks the heap to find this
+        worker's capabilities.
+
+        >>> import timely
+        >>> def work(worker):
+        ...     with worker.dataflow() as scope:
+        ...         handle, stream = scope.new_input()
+        ...         probe = stream.map(lambda x: x).probe()
+        ...     handle.advance_to(3)
+        ...     worker.step_while(lambda: probe.less_than(3))
+        ...     held = [(h.kind, h.name, h.time, h.local) for h in worker.holds()]
+        ...     handle.close()
+        ...     return held
+        >>> timely.execute_directly(work)
+        [('capability', 'Input [0, 1]', 3, 1)]
+        """
+        from timely.dataflow.stalls import LiveView, dataflow_holds
+
+        view = LiveView(self)
+        roots = (self.dataflows.values() if dataflow is None
+                 else [self.dataflows[dataflow]] if dataflow in self.dataflows else [])
+        out = []
+        for root in roots:
+            out.extend(dataflow_holds(view, root))
+        return out
 
     def _poke(self) -> None:
         """Activates scopes holding changes made outside any scheduling (a
@@ -241,20 +414,8 @@ class Worker:
                 and not any(s.extract_all() for s in self.scopes if not s.done))
 
     def describe_holds(self) -> str:
-        """The operators that hold capabilities or have messages waiting."""
-        lines = []
-        for scope in self.scopes:
-            if scope.done or scope.tracker is None:
-                continue
-            for index, child in enumerate(scope.children[1:], start=1):
-                held = []
-                for port in range(child.outputs if child else 0):
-                    stamps = scope.tracker.source_pointstamps((index, port))
-                    held += [f"capability at {t!r} x{c}" for t, c in stamps if c > 0]
-                name = child.operator.name if child and child.operator else "(shut down)"
-                if held:
-                    lines.append(f"{scope.name}/{name} (operator {index}): " + ", ".join(held))
-        return "; ".join(lines) or "no capability is held"
+        """What holds the dataflows' frontiers back (see :meth:`holds`), as text."""
+        return "; ".join(h.describe() for h in self.holds()) or "no capability is held"
 
     def step_while(self, condition) -> None:
         """Steps while ``condition()`` holds."""

@@ -98,7 +98,7 @@ def test_the_check_catches_a_violation():
                 def logic(inp, out):
                     for c, data in inp:
                         # Forge a capability at time 0 after the frontier moved on.
-                        forged = Capability._minted(0, out._internal, 0)
+                        forged = Capability._minted(0, out)
                         out.session(forged).give_container(data)
 
                 return logic

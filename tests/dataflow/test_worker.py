@@ -98,7 +98,7 @@ def test_a_dataflow_that_cannot_complete_is_reported_not_hung():
             keep.clear()
         return "unreachable"
 
-    with pytest.raises(timely.DataflowError, match=r"Holder \(operator 2\): capability at 0"):
+    with pytest.raises(timely.DataflowError, match=r"a capability at 0 held by Holder \[0, 2\] \(output 0\), created at .*test_worker.py:\d+"):
         timely.execute_directly(work)
 
 
@@ -225,3 +225,66 @@ def test_workers_that_build_different_dataflows_fail_fast(mode):
 
     with pytest.raises(timely.TimelyError, match="built a different dataflow"):
         timely.execute(work, workers=2, mode=mode)
+
+
+def _dataflows_work(extra_on):
+    """Every worker builds one dataflow; worker ``extra_on`` (if any) builds
+    a second one and waits for it."""
+
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            probe = stream.exchange(lambda x: x).probe()
+        for t in range(5):
+            handle.advance_to(t + 1)
+            worker.step_while(lambda: probe.less_than(handle.time))
+        handle.close()
+        if worker.index == extra_on:
+            with worker.dataflow() as scope:
+                second, stream = scope.new_input()
+                probe2 = stream.exchange(lambda x: x).probe()
+            second.close()
+            worker.step_while(lambda: not probe2.done())
+        return worker.index
+
+    return work
+
+
+@pytest.mark.parametrize("mode", ["processes", "threads"])
+@pytest.mark.parametrize("extra_on", [0, 1])
+def test_workers_that_build_different_numbers_of_dataflows_fail_fast(mode, extra_on):
+    import time
+
+    start = time.monotonic()
+    with pytest.raises(timely.WorkerFailed, match="DataflowError") as info:
+        timely.execute(_dataflows_work(extra_on), workers=2, mode=mode)
+    assert time.monotonic() - start < 30
+    assert f"worker {extra_on} built 2 dataflow(s)" in str(info.value)
+    assert f"worker(s) [{1 - extra_on}] finished after building [1]" in str(info.value)
+    if mode == "threads":
+        assert isinstance(info.value.__cause__, timely.DataflowError)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_workers_that_build_the_same_dataflows_at_different_moments_finish(workers):
+    """Several dataflows per worker, the last one built late by some workers
+    only after stepping a while: no false alarm."""
+
+    def work(worker):
+        results = []
+        for n in range(3):
+            if worker.index % 2:
+                for _ in range(20):
+                    worker.step()
+            with worker.dataflow() as scope:
+                handle, stream = scope.new_input()
+                out = stream.exchange(lambda x: x).map(lambda x: x + n).capture()
+            handle.send_batch([worker.index * 10 + n])
+            handle.close()
+            worker.drain()
+            results.extend(x for _, xs in out.extract() for x in xs)
+        return sorted(results)
+
+    results = timely.execute(work, workers=workers)
+    assert sorted(x for r in results for x in r) == sorted(
+        w * 10 + 2 * n for w in range(workers) for n in range(3))

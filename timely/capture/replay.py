@@ -162,7 +162,7 @@ class ReplayOperator(Operate):
                 data = event.data
                 if len(data):
                     budget -= getattr(data, "nbytes", 0)
-                    output.give_at(time, data)
+                    output.give_unchecked(time, data)
             elif type(event) is Progress:
                 self._apply(state, event.updates)
                 if not len(state.held):

@@ -25,6 +25,9 @@ per input-to-output connection summaries (including "not connected").
 
 from __future__ import annotations
 
+import os
+import sys
+
 from timely.dataflow.capability import Capability
 from timely.dataflow.channels import Counter, Tee
 from timely.dataflow.handles import InputHandle, OutputHandle
@@ -33,6 +36,30 @@ from timely.errors import DataflowError
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
 from timely.progress.operate import Operate, SharedProgress
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_EXAMPLES = os.path.join(_PACKAGE, "examples") + os.sep
+
+
+def _internal_file(filename: str) -> bool:
+    return filename.startswith(_PACKAGE) and not filename.startswith(_EXAMPLES)
+
+
+def is_internal(site: str) -> bool:
+    """``site`` (``file:line``) is inside the timely package (its examples aside)."""
+    return _internal_file(site.rsplit(":", 1)[0])
+
+
+def user_site() -> str | None:
+    """``file:line`` of the innermost caller outside the timely package:
+    where the user's program built what is being built (once per operator)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if not _internal_file(f.f_code.co_filename):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return None
 
 
 class Activator:
@@ -68,14 +95,15 @@ class OperatorInfo:
 
 
 class OperatorCore(Operate):
-    """A built operator: runs its logic with its input frontiers, then flushes its outputs."""
+    """A built operator: runs its logic with its input frontiers, then ends
+    the validity of its inputs' current messages and flushes its outputs."""
 
     __slots__ = ("name", "inputs", "outputs", "notify", "progress", "_summary", "_frontiers",
-                 "_logic", "_outputs")
+                 "_logic", "_outputs", "_inputs")
 
     local = True
 
-    def __init__(self, name, summary, frontiers, notify, logic, outputs, progress):
+    def __init__(self, name, summary, frontiers, notify, logic, inputs, outputs, progress):
         self.name = name
         self.inputs = len(frontiers)
         self.outputs = len(outputs)
@@ -84,6 +112,7 @@ class OperatorCore(Operate):
         self._summary = summary
         self._frontiers = frontiers
         self._logic = logic
+        self._inputs = inputs
         self._outputs = outputs
 
     def summary(self):
@@ -98,8 +127,12 @@ class OperatorCore(Operate):
 
     def schedule(self) -> bool:
         result = self._logic(self._frontiers)
+        for inp in self._inputs:
+            if inp._current is not None:
+                inp._retire()
         for out in self._outputs:
-            out.flush()
+            if out._buffer:
+                out.flush()
         return bool(result)
 
     def shut_down(self) -> None:
@@ -126,6 +159,8 @@ class OperatorBuilder:
         self.index = subgraph.allocate_index()
         self.arity = subgraph.arity
         self.activator = Activator(subgraph, self.index)
+        self.site = user_site()
+        self._inputs: list = []
         self._frontiers: list = []
         self._consumeds: list = []
         self._internals: list = []
@@ -173,8 +208,10 @@ class OperatorBuilder:
         self._input_summaries.append(summaries)
         self._frontiers.append(frontier)
         self._notify.append(notify)
-        return InputHandle(puller, consumed, self._internals, summaries, frontier,
-                           self.worker.check_progress, f"{self.name} input {port}")
+        handle = InputHandle(puller, consumed, self._outputs, summaries, frontier,
+                             self.worker.check_progress, f"{self.name} input {port}")
+        self._inputs.append(handle)
+        return handle
 
     def new_output(self, connection=None):
         """Adds an output; returns ``(OutputHandle, Stream)``."""
@@ -190,7 +227,8 @@ class OperatorBuilder:
         internal = ChangeBatch(arity=self.arity)
         produced = ChangeBatch(arity=self.arity)
         tee = Tee()
-        handle = OutputHandle(port, internal, Counter(tee, produced))
+        handle = OutputHandle(port, internal, Counter(tee, produced), self._inputs,
+                              (self.name, self.address, self.site))
         self._internals.append(internal)
         self._produceds.append(produced)
         self._outputs.append(handle)
@@ -268,15 +306,15 @@ class OperatorBuilder:
         >>> class Once(Operate):
         ...     name, inputs, outputs = "Once", 0, 1
         ...     def __init__(self, output, progress):
-        ...         self.output, self.progress = output, progress
+        ...         self.output, self.progress, self.held = output, progress, True
         ...     def summary(self):
         ...         return []
-        ...     def schedule(self):                # may run more than once
-        ...         if self.output is not None:
-        ...             self.output.give_at(0, ["hello"])
+        ...     def schedule(self):
+        ...         if self.held:                  # it runs until the drop is seen
+        ...             self.output.give_unchecked(0, ["hello"])
         ...             self.output.flush()
-        ...             self.progress.internals[0].update(0, -1)      # drop the capability
-        ...             self.output = None
+        ...             self.progress.internals[0].update(0, -1)  # drop the capability
+        ...             self.held = False
         ...         return False
         >>> def work(worker):
         ...     with worker.dataflow() as scope:
@@ -312,13 +350,12 @@ class OperatorBuilder:
         # Every worker's scope starts with `peers` copies of each output's
         # initial capability (see Subgraph.build): their creation is common
         # knowledge and is not reported; dropping one is.
-        capabilities = [Capability._minted(low, internal, port)
-                        for port, internal in enumerate(self._internals)]
+        capabilities = [Capability._minted(low, out) for out in self._outputs]
         info = OperatorInfo(self.name, self.index, self.address, self.activator,
                             self.worker.index, peers)
         logic = constructor(capabilities, info)
         del capabilities
         core = OperatorCore(self.name, [[list(s) for s in row] for row in matrix],
-                            self._frontiers, self._notify, logic, self._outputs,
-                            self.shared_progress)
+                            self._frontiers, self._notify, logic, self._inputs,
+                            self._outputs, self.shared_progress)
         self._subgraph.add_child(self.index, core)

@@ -2,31 +2,75 @@
 
 A :class:`Capability` counts +1 at its time in its output's internal change
 batch when created or cloned, and -1 when dropped or downgraded away (or when
-the last reference to it goes). Capabilities only move forward. An
-:class:`InputCapability` is the capability that comes with a message; it can
-be used directly for outputs the input reaches unchanged, and retained or
-delayed into a :class:`Capability` for any connected output at a time at least
-the input's summary applied to the message time.
+the last reference to it goes). Capabilities only move forward.
+
+An :class:`InputCapability` is the capability that comes with a message. As
+in the Rust crate, where it borrows from the input handle, it is valid only
+while its message is the current one: from the moment ``for cap, data in
+input:`` (or ``input.next()``) hands it out until the next message is taken,
+the loop ends, or the operator's logic returns. While valid it can be used
+directly for outputs the input reaches unchanged (``output.session(cap)``),
+and retained or delayed into a :class:`Capability` for any connected output
+at a time at least the input's summary applied to the message time. Used
+later, it raises :class:`~timely.CapabilityError`: keep ``cap.retain()``
+instead, taken while the message is current.
+
+What these checks cost: a session checks, per record, that its capability is
+still live and its time is the one being buffered (two slot reads); creating
+or dropping a capability updates a per-output count of held times (one dict
+update) and records the line that created it (one frame look-up), which is
+what :meth:`timely.Worker.holds` reports.
 """
 
 from __future__ import annotations
 
+import sys
+
 from timely.errors import CapabilityError
 from timely.progress.timestamp import less_equal
 
+_getframe = sys._getframe
+
+
+def _hold(held: dict, time) -> None:
+    held[time] = held.get(time, 0) + 1
+
+
+def _release(held: dict, time) -> None:
+    n = held[time] - 1
+    if n:
+        held[time] = n
+    else:
+        del held[time]
+
+
+def _stale(time) -> CapabilityError:
+    return CapabilityError(
+        f"the capability of a message at {time!r} was used after its message: an "
+        "InputCapability is valid only while its message is the current one (until the "
+        "next message is taken or the operator's logic returns); call retain() or "
+        "delayed() on it while the message is current to keep a Capability")
+
 
 class Capability:
-    """The right to send at ``time`` (and later) on one operator output."""
+    """The right to send at ``time`` (and later) on one operator output.
 
-    __slots__ = ("_time", "_internal", "_port", "_live", "__weakref__")
+    Made by operators and builders (the initial capabilities, ``delayed``,
+    ``retain``); users never construct one. ``out`` is the output's
+    :class:`~timely.dataflow.handles.OutputHandle`.
+    """
 
-    def __init__(self, time, internal, port: int):
-        # Made by operators and builders; users get capabilities from them.
+    __slots__ = ("_time", "_out", "_internal", "_live", "_site", "__weakref__")
+
+    def __init__(self, time, out, site=None):
         self._time = time
-        self._internal = internal
-        self._port = port
+        self._out = out
         self._live = True
+        self._site = site
+        internal = self._internal = out._internal
         internal.update(time, 1)
+        held = out._held
+        held[time] = held.get(time, 0) + 1
 
     @property
     def time(self):
@@ -38,16 +82,28 @@ class Capability:
     @property
     def port(self) -> int:
         """The output this capability sends on."""
-        return self._port
+        return self._out._port
+
+    @property
+    def site(self) -> str | None:
+        """``file:line`` of the call that created this capability (for the
+        initial capabilities: where the operator was built)."""
+        site = self._site
+        if site is None:
+            return self._out._origin[2]
+        return f"{site[0].co_filename}:{site[1]}"
 
     @classmethod
-    def _minted(cls, time, internal, port: int) -> "Capability":
-        """A capability whose creation is common knowledge and is not counted."""
+    def _minted(cls, time, out) -> "Capability":
+        """A capability whose creation is common knowledge and is not counted
+        in the output's change batch (every worker's scope starts with it)."""
         cap = cls.__new__(cls)
         cap._time = time
-        cap._internal = internal
-        cap._port = port
+        cap._out = out
+        cap._internal = out._internal
         cap._live = True
+        cap._site = None
+        _hold(out._held, time)
         return cap
 
     def valid(self) -> bool:
@@ -59,44 +115,81 @@ class Capability:
 
     def delayed(self, time) -> "Capability":
         """A new capability at ``time``, which must be >= this one's time."""
-        self._check()
+        if not self._live:
+            raise CapabilityError(f"capability at {self._time!r} was dropped")
         if not less_equal(self._time, time):
             raise CapabilityError(
                 f"cannot delay a capability at {self._time!r} to {time!r}: not greater or equal")
-        return Capability(time, self._internal, self._port)
+        f = _getframe(1)
+        return Capability(time, self._out, (f.f_code, f.f_lineno))
+
+    def _delay(self, time) -> "Capability":
+        """``delayed`` for timely's own operators: the capability's site is
+        left to be the operator's (no frame is looked up)."""
+        if not self._live:
+            raise CapabilityError(f"capability at {self._time!r} was dropped")
+        if not less_equal(self._time, time):
+            raise CapabilityError(
+                f"cannot delay a capability at {self._time!r} to {time!r}: not greater or equal")
+        return Capability(time, self._out)
 
     def downgrade(self, time) -> None:
         """Moves this capability forward to ``time`` (>= its time)."""
         self._check()
-        if not less_equal(self._time, time):
+        old = self._time
+        if not less_equal(old, time):
             raise CapabilityError(
-                f"cannot downgrade a capability at {self._time!r} to {time!r}: not greater or equal")
-        self._internal.update(time, 1)
-        self._internal.update(self._time, -1)
+                f"cannot downgrade a capability at {old!r} to {time!r}: not greater or equal")
+        out = self._out
+        if out._buffer:
+            out.flush()          # records given at the old time go before it is let go
+        internal = self._internal
+        internal.update(time, 1)
+        internal.update(old, -1)
+        held = out._held
+        _hold(held, time)
+        _release(held, old)
         self._time = time
 
     def drop(self) -> None:
         """Gives the capability up; using it afterwards raises CapabilityError."""
-        self._check()
+        if not self._live:
+            raise CapabilityError(f"capability at {self._time!r} was dropped")
         self._live = False
-        self._internal.update(self._time, -1)
+        out = self._out
+        if out._buffer:
+            out.flush()          # records given under it go before it is let go
+        time = self._time
+        self._internal.update(time, -1)
+        held = out._held
+        n = held[time] - 1
+        if n:
+            held[time] = n
+        else:
+            del held[time]
 
     def retain(self) -> "Capability":
         """A clone (an extra count at the same time)."""
-        self._check()
-        return Capability(self._time, self._internal, self._port)
+        if not self._live:
+            raise CapabilityError(f"capability at {self._time!r} was dropped")
+        f = _getframe(1)
+        return Capability(self._time, self._out, (f.f_code, f.f_lineno))
 
     def __del__(self):
         if self._live:
             self._live = False
             try:
+                out = self._out
+                if out._buffer:
+                    out.flush()
                 self._internal.update(self._time, -1)
+                _release(out._held, self._time)
             except Exception:  # interpreter shutdown: nothing is tracked any more
                 pass
 
     def __repr__(self):
         state = "" if self._live else ", dropped"
-        return f"Capability({self._time!r}, output={self._port}{state})"
+        return f"Capability({self._time!r}, output={self._out._port}{state})"
 
     def try_delayed(self, time) -> "Capability | None":
         """As :meth:`delayed`, but None (not an error) when ``time`` is not
@@ -122,7 +215,8 @@ class Capability:
         self._check()
         if not less_equal(self._time, time):
             return None
-        return Capability(time, self._internal, self._port)
+        f = _getframe(1)
+        return Capability(time, self._out, (f.f_code, f.f_lineno))
 
     def try_downgrade(self, time) -> bool:
         """As :meth:`downgrade`, but returns False (and leaves the capability
@@ -135,33 +229,40 @@ class Capability:
 
 
 class InputCapability:
-    """The capability that arrives with a message at an operator input."""
+    """The capability that arrives with a message at an operator input; valid
+    only while its message is the current one (see the module's docstring)."""
 
-    __slots__ = ("_time", "_internals", "_summaries")
+    __slots__ = ("_time", "_outputs", "_summaries", "_live")
 
-    def __init__(self, time, internals, summaries):
+    def __init__(self, time, outputs, summaries):
         self._time = time
-        self._internals = internals      # per output: internal change batch
+        self._outputs = outputs          # per output: its OutputHandle
         self._summaries = summaries      # per output: list of PathSummary (empty: not connected)
+        self._live = True
 
     @property
     def time(self):
+        """The message's time (readable at any moment)."""
         return self._time
+
+    def valid(self) -> bool:
+        """The message is still the current one."""
+        return self._live
 
     def valid_for_output(self, port: int) -> bool:
         """Data at this time may be sent on ``port`` without a new capability."""
         sums = self._summaries[port]
         return len(sums) == 1 and sums[0].is_zero()
 
-    def delayed(self, time, output: int = 0) -> Capability:
-        """A capability at ``time`` for ``output``; ``time`` must be at or beyond
-        the input-to-output summary applied to this message's time."""
-        if not 0 <= output < len(self._internals):
+    def _delayed(self, time, output: int, site) -> Capability:
+        if not self._live:
+            raise _stale(self._time)
+        if not 0 <= output < len(self._outputs):
             raise CapabilityError(f"operator has no output {output}")
         for summary in self._summaries[output]:
             reached = summary.results_in(self._time)
             if reached is not None and less_equal(reached, time):
-                return Capability(time, self._internals[output], output)
+                return Capability(time, self._outputs[output], site)
         if not self._summaries[output]:
             raise CapabilityError(
                 f"input is not connected to output {output}: no capability can be made for it")
@@ -169,18 +270,28 @@ class InputCapability:
             f"cannot make a capability at {time!r} for output {output} from an input "
             f"message at {self._time!r}")
 
+    def delayed(self, time, output: int = 0) -> Capability:
+        """A capability at ``time`` for ``output``; ``time`` must be at or beyond
+        the input-to-output summary applied to this message's time."""
+        f = _getframe(1)
+        return self._delayed(time, output, (f.f_code, f.f_lineno))
+
     def delayed_for_output(self, time, output: int) -> Capability:
-        return self.delayed(time, output)
+        f = _getframe(1)
+        return self._delayed(time, output, (f.f_code, f.f_lineno))
 
     def retain(self, output: int = 0) -> Capability:
         """A capability at this message's time for ``output``."""
-        return self.delayed(self._time, output)
+        f = _getframe(1)
+        return self._delayed(self._time, output, (f.f_code, f.f_lineno))
 
     def retain_for_output(self, output: int) -> Capability:
-        return self.delayed(self._time, output)
+        f = _getframe(1)
+        return self._delayed(self._time, output, (f.f_code, f.f_lineno))
 
     def __repr__(self):
-        return f"InputCapability({self._time!r})"
+        state = "" if self._live else ", past its message"
+        return f"InputCapability({self._time!r}{state})"
 
 
 class CapabilitySet:
@@ -214,7 +325,7 @@ class CapabilitySet:
     def delayed(self, time) -> Capability:
         for held in self._caps:
             if less_equal(held.time, time):
-                return held.delayed(time)
+                return held._delay(time)
         raise CapabilityError(f"no capability in the set is at or before {time!r}")
 
     def downgrade(self, frontier) -> None:

@@ -1,9 +1,19 @@
-"""What operator logic holds: input handles, output handles, sessions."""
+"""What operator logic holds: input handles, output handles, sessions.
+
+Ownership: a batch handed to an output is the dataflow's from then on. Lists
+given to :meth:`Session.give_container` or :meth:`OutputHandle.give_at` are
+copied (a shallow copy: one pointer per record), so the caller may clear or
+reuse its list at once, the Rust crate's ``&mut Vec`` idiom; a columnar
+:class:`~timely.Batch` is immutable and is passed on as it is. Records given
+one by one go into the output's own buffer, which is handed on whole and
+replaced by a fresh list, never copied.
+"""
 
 from __future__ import annotations
 
-from timely.dataflow.capability import Capability, InputCapability
+from timely.dataflow.capability import Capability, InputCapability, _stale
 from timely.errors import CapabilityError, ProgressError
+from timely.progress.timestamp import less_equal
 
 # Records buffered by an output before they are pushed as one message.
 BUFFER = 1024
@@ -13,24 +23,32 @@ class InputHandle:
     """Reads the messages arriving at one operator input.
 
     ``for cap, data in input:`` yields each message's :class:`InputCapability`
-    and its batch; taking a message records it as consumed. ``input.frontier``
-    is the input's frontier (a MutableAntichain): the times that may still
-    arrive are those it is less than or equal to.
+    and its batch; taking a message records it as consumed. The capability is
+    valid until the next message is taken, the loop ends or the operator's
+    logic returns (``retain()`` it to keep one). ``input.frontier`` is the
+    input's frontier (a MutableAntichain): the times that may still arrive are
+    those it is less than or equal to.
     """
 
-    __slots__ = ("_puller", "_consumed", "_internals", "_summaries", "frontier", "_check", "_name")
+    __slots__ = ("_puller", "_consumed", "_outputs", "_summaries", "frontier", "_check", "_name",
+                 "_current")
 
-    def __init__(self, puller, consumed, internals, summaries, frontier, check: bool, name: str):
+    def __init__(self, puller, consumed, outputs, summaries, frontier, check: bool, name: str):
         self._puller = puller
         self._consumed = consumed
-        self._internals = internals
+        self._outputs = outputs          # the operator's OutputHandles, filled in as they are made
         self._summaries = summaries
         self.frontier = frontier
         self._check = check
         self._name = name
+        self._current = None             # the InputCapability of the current message
 
     def next(self):
         """The next ``(capability, data)``, or None when nothing is waiting."""
+        current = self._current
+        if current is not None:
+            current._live = False
+            self._current = None
         message = self._puller.pull()
         if message is None:
             return None
@@ -40,7 +58,8 @@ class InputHandle:
             raise ProgressError(
                 f"{self._name}: received data at {time!r}, but the input frontier "
                 f"{self.frontier.frontier().elements()!r} had passed it")
-        return InputCapability(time, self._internals, self._summaries), data
+        cap = self._current = InputCapability(time, self._outputs, self._summaries)
+        return cap, data
 
     def __iter__(self):
         if not self._puller:
@@ -50,19 +69,39 @@ class InputHandle:
     def _messages(self):
         pull = self._puller.pull
         consumed = self._consumed
-        internals = self._internals
+        outputs = self._outputs
         summaries = self._summaries
-        while True:
-            message = pull()
-            if message is None:
-                return
-            time, data = message
-            consumed.update(time, len(data))
-            if self._check and not self.frontier.less_equal(time):
-                raise ProgressError(
-                    f"{self._name}: received data at {time!r}, but the input frontier "
-                    f"{self.frontier.frontier().elements()!r} had passed it")
-            yield InputCapability(time, internals, summaries), data
+        cap = self._current
+        try:
+            while True:
+                if cap is not None:
+                    cap._live = False
+                message = pull()
+                if message is None:
+                    self._current = None
+                    return
+                time, data = message
+                consumed.update(time, len(data))
+                if self._check and not self.frontier.less_equal(time):
+                    raise ProgressError(
+                        f"{self._name}: received data at {time!r}, but the input frontier "
+                        f"{self.frontier.frontier().elements()!r} had passed it")
+                cap = self._current = InputCapability(time, outputs, summaries)
+                yield cap, data
+        finally:
+            # The loop was left early (break, an exception): the message it
+            # stopped at is no longer current.
+            current = self._current
+            if current is not None:
+                current._live = False
+                self._current = None
+
+    def _retire(self) -> None:
+        """Ends the current message's validity (the operator's logic returned)."""
+        current = self._current
+        if current is not None:
+            current._live = False
+            self._current = None
 
     def for_each(self, logic) -> None:
         """Calls ``logic(capability, data)`` for every waiting message."""
@@ -92,53 +131,77 @@ class InputHandle:
         """
         staged: dict = {}
         for cap, data in self:
-            entry = staged.get(cap.time)
-            if entry is None:
-                staged[cap.time] = (cap, [data])
+            batches = staged.get(cap.time)
+            if batches is None:
+                staged[cap.time] = [data]
             else:
-                entry[1].append(data)
+                batches.append(data)
+        # Each time's capability is current while its logic runs, as one
+        # message's is in ``for cap, data in input``.
         for time in sorted(staged):
-            cap, batches = staged[time]
-            logic(cap, batches)
+            cap = self._current = InputCapability(time, self._outputs, self._summaries)
+            try:
+                logic(cap, staged[time])
+            finally:
+                cap._live = False
+                self._current = None
 
 
 class OutputHandle:
     """Sends data on one operator output, at times its capabilities allow."""
 
-    __slots__ = ("_port", "_internal", "_counter", "_buffer", "_time")
+    __slots__ = ("_port", "_internal", "_counter", "_buffer", "_time", "_held", "_inputs",
+                 "_origin")
 
-    def __init__(self, port: int, internal, counter):
+    def __init__(self, port: int, internal, counter, inputs=(), origin=("operator", (), None)):
         self._port = port
         self._internal = internal
         self._counter = counter
         self._buffer = []
-        self._time = None
+        self._time = None                # the time of the records in _buffer
+        self._held = {}                  # time -> how many live Capabilities of this output are at it
+        self._inputs = inputs            # the operator's InputHandles (their current messages)
+        self._origin = origin            # (operator name, address, "file:line" it was built at)
 
     def session(self, capability) -> "Session":
-        """A session sending at ``capability.time``.
+        """A session sending at ``capability``'s time.
 
         ``capability`` is a :class:`Capability` of this output, or the
-        :class:`InputCapability` of a message whose input reaches this output
-        unchanged.
+        :class:`InputCapability` of the current message of an input that
+        reaches this output unchanged. The session sends at the
+        capability's time at each use (a downgraded capability: its new
+        time), and raises :class:`~timely.CapabilityError` once the
+        capability is dropped or its message is no longer current.
         """
-        if type(capability) is Capability:
-            if capability._internal is not self._internal:
+        kind = type(capability)
+        if kind is Capability:
+            if capability._out is not self:
                 raise CapabilityError(
                     f"{capability!r} belongs to output {capability.port}, not to output {self._port}")
             if not capability._live:
                 raise CapabilityError(f"cannot send with {capability!r}: it was dropped")
-        elif type(capability) is InputCapability:
+        elif kind is InputCapability:
+            if not capability._live:
+                raise _stale(capability._time)
             if not capability.valid_for_output(self._port):
                 raise CapabilityError(
                     f"the message capability at {capability.time!r} is not valid for output "
                     f"{self._port}: retain or delay it for that output first")
         else:
             raise CapabilityError(f"{capability!r} is not a capability")
-        time = capability._time
-        if self._time != time:
+        return Session(self, capability)
+
+    def _switch(self, capability) -> None:
+        """Makes ``capability``'s time the buffer's, after checking it may
+        still be used (the slow path of every session call)."""
+        if not capability._live:
+            if type(capability) is InputCapability:
+                raise _stale(capability._time)
+            raise CapabilityError(
+                f"cannot send with a session on {capability!r}: the capability was dropped")
+        if self._buffer:
             self.flush()
-            self._time = time
-        return Session(self)
+        self._time = capability._time
 
     def flush(self) -> None:
         """Pushes buffered records."""
@@ -147,15 +210,48 @@ class OutputHandle:
             self._buffer = []
             self._counter.push(self._time, buffer)
 
-    def _give_container(self, data) -> None:
-        if data:
-            self.flush()
-            self._counter.push(self._time, data)
+    def holds(self, time) -> bool:
+        """The operator may send at ``time`` on this output: it holds a
+        capability for it at or before ``time``, or an input's current
+        message reaches it at or before ``time``."""
+        held = self._held
+        if time in held:
+            return True
+        for t in held:
+            if less_equal(t, time):
+                return True
+        port = self._port
+        for inp in self._inputs:
+            current = inp._current
+            if current is not None and current._live:
+                for summary in current._summaries[port]:
+                    reached = summary.results_in(current._time)
+                    if reached is not None and less_equal(reached, time):
+                        return True
+        return False
 
     def give_at(self, time, data) -> None:
-        """Sends a batch at ``time`` without a capability check: only for
-        operators whose structure guarantees the time is held (a message's own
-        time on an output its input reaches unchanged)."""
+        """Sends a batch at ``time``, which the operator must hold (see
+        :meth:`holds`); raises :class:`~timely.CapabilityError` if it does
+        not. A list is copied, so the caller may reuse it."""
+        if not self.holds(time):
+            name, address, _site = self._origin
+            raise CapabilityError(
+                f"{name} {list(address)} output {self._port}: cannot send at {time!r}: the "
+                f"operator holds no capability at or before it (held: {sorted(self._held, key=repr)}"
+                "), and no current input message reaches it")
+        if type(data) is list:
+            data = data.copy()
+        self.give_unchecked(time, data)
+
+    def give_unchecked(self, time, data) -> None:
+        """Sends a batch at ``time`` without a capability check, and without
+        copying it. Only for operators whose structure guarantees the time is
+        held (a message's own time on an output its input reaches unchanged,
+        taken while the message is current), and for operators built with
+        ``OperatorBuilder.build_raw`` that account their capabilities in their
+        shared progress themselves. Misused, it lets a frontier pass data
+        still in flight."""
         if self._buffer:
             self.flush()
         self._counter.push(time, data)
@@ -167,15 +263,28 @@ class OutputHandle:
 
 
 class Session:
-    """Sends records at one time; obtained from ``output.session(cap)``."""
+    """Sends records at one capability's time; obtained from ``output.session(cap)``.
 
-    __slots__ = ("_out",)
+    Each call checks that the capability is still usable and that the
+    output's buffer holds its time (two slot reads; a switch between
+    sessions flushes the other session's records first).
+    """
 
-    def __init__(self, out: OutputHandle):
+    __slots__ = ("_out", "_cap")
+
+    def __init__(self, out: OutputHandle, capability):
         self._out = out
+        self._cap = capability
+
+    @property
+    def time(self):
+        return self._cap._time
 
     def give(self, record) -> None:
         out = self._out
+        cap = self._cap
+        if out._time is not cap._time or not cap._live:
+            out._switch(cap)
         buffer = out._buffer
         buffer.append(record)
         if len(buffer) >= BUFFER:
@@ -183,16 +292,34 @@ class Session:
 
     def give_iterator(self, records) -> None:
         out = self._out
+        cap = self._cap
+        if out._time is not cap._time or not cap._live:
+            out._switch(cap)
         buffer = out._buffer
         buffer.extend(records)
         if len(buffer) >= BUFFER:
             out.flush()
 
     def give_container(self, data) -> None:
-        """Sends a whole batch as one message (the list is handed over, not copied)."""
-        self._out._give_container(data)
+        """Sends a whole batch as one message. A list is copied (the caller
+        may clear or reuse it); a columnar Batch is passed on."""
+        if type(data) is list:
+            data = data.copy()
+        self._give_owned(data)
 
     give_vec = give_container
+
+    def _give_owned(self, data) -> None:
+        """``give_container`` for a batch the operator owns and will not touch
+        again (a message it received, a list it just made): not copied."""
+        out = self._out
+        cap = self._cap
+        if not cap._live:
+            out._switch(cap)
+        if out._buffer:
+            out.flush()
+        if data:
+            out._counter.push(cap._time, data)
 
     def __enter__(self):
         return self

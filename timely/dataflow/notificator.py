@@ -32,7 +32,7 @@ class FrontierNotificator:
 
     def notify_at(self, capability) -> None:
         if type(capability) is InputCapability:
-            capability = capability.retain()
+            capability = capability._delayed(capability._time, 0, None)
         elif type(capability) is not Capability:
             raise CapabilityError(f"notify_at needs a capability, not {capability!r}")
         time = capability.time

@@ -40,6 +40,8 @@ class Subgraph(SubgraphProgress):
         self.eager = worker.progress_mode == "eager" or worker.peers == 1
         self.id = None                     # the root's operator identifier (a child's is its state's)
         self.logged = parent.logged if parent is not None else True
+        self.root = parent.root if parent is not None else self
+        self.changes = 0                   # at the root: batches of pointstamp changes applied
 
     # -- building -----------------------------------------------------------
 
@@ -153,8 +155,10 @@ class Subgraph(SubgraphProgress):
 
     def propagate_pointstamps(self) -> None:
         logger = self.worker.logger if self.logged else None
-        if logger is not None and self.final_pointstamp:
-            logger.reachability(self, self.final_pointstamp)
+        if self.final_pointstamp:
+            self.root.changes += 1         # progress, for the worker's stall watch
+            if logger is not None:
+                logger.reachability(self, self.final_pointstamp)
         pushed, quiet = self.propagate()
         children = self.children
         for node, port, changes in pushed:

@@ -4,8 +4,9 @@ Timestamps and path summaries (:mod:`~timely.progress.timestamp`), change
 batches, antichains and counted antichains (:mod:`~timely.progress.frontier`),
 reachability tracking (:mod:`~timely.progress.reachability`), the core of
 frontier notification (:mod:`~timely.progress.notificator`), the interface
-between an operator and its scope (:mod:`~timely.progress.operate`) and the
-bookkeeping of a scope over it (:mod:`~timely.progress.subgraph`).
+between an operator and its scope (:mod:`~timely.progress.operate`), the
+bookkeeping of a scope over it (:mod:`~timely.progress.subgraph`), and what
+holds a frontier back (:mod:`~timely.progress.holds`, loaded on use).
 """
 
 from timely.progress import (

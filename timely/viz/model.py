@@ -34,14 +34,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from timely.logging import events as ev
-from timely.progress.timestamp import less_equal
+from timely.progress import holds
+from timely.progress.holds import Holder, format_time
+from timely.progress.holds import time_key as _time_key
 
-
-def format_time(t) -> str:
-    """A timestamp as the picture shows it."""
-    if isinstance(t, tuple):
-        return "(" + ", ".join(str(x) for x in t) + ")"
-    return str(t)
+__all__ = ["Channel", "Holder", "Model", "Operator", "Stuck", "format_addr", "format_ns",
+           "format_time"]
 
 
 def format_ns(ns: float) -> str:
@@ -103,33 +101,6 @@ class Channel:
 
 
 @dataclass
-class Holder:
-    """Something that holds a frontier back: a capability (``kind ==
-    "capability"``) at an operator output, or records waiting at an input
-    (``"records"``), or the frontier of a scope's input (``"scope input"``)."""
-
-    kind: str
-    scope: tuple
-    node: int
-    port: int
-    time: object
-    count: int
-    worker: int
-    name: str
-
-    def describe(self) -> str:
-        t = format_time(self.time)
-        if self.kind == "capability":
-            return f"a capability at {t} held by {self.name} (output {self.port})" + (
-                f" ×{self.count}" if self.count != 1 else "")
-        if self.kind == "records":
-            return f"{self.count} record(s) at {t} waiting at {self.name} (input {self.port})"
-        if self.kind == "leaving":
-            return f"{self.count} record(s) at {t} leaving scope {self.name} (output {self.port})"
-        return f"the input frontier {t} of scope {self.name} (input {self.port})"
-
-
-@dataclass
 class Stuck:
     """Input ``port`` of ``operator`` on ``worker``: its frontier ``frontier``
     has not moved for ``for_ns``; ``holders`` say why."""
@@ -151,19 +122,6 @@ class Stuck:
 
 def format_addr(addr) -> str:
     return "[" + ".".join(str(a) for a in addr) + "]"
-
-
-def _time_key(t):
-    return (t,) if type(t) is int else tuple(t)
-
-
-def _common(a, b):
-    """``a`` and ``b`` as tuples of one length: a nested scope's time loses
-    its inner coordinates in an outer scope, a region's keeps its shape."""
-    a = (a,) if type(a) is int else tuple(a)
-    b = (b,) if type(b) is int else tuple(b)
-    n = min(len(a), len(b))
-    return a[:n], b[:n]
 
 
 class Model:
@@ -364,70 +322,15 @@ class Model:
 
     def upstream(self, scope: tuple, targets) -> tuple:
         """The operators of ``scope`` whose outputs can reach the inputs
-        ``targets`` (``(node, port)``), the inputs on those paths (the
-        targets included), and the scope's own input ports on them. Every
-        input of an operator is taken to reach all its outputs."""
-        into: dict = {}
-        for ch in self.scope_channels(scope):
-            into.setdefault(tuple(ch.target), []).append(tuple(ch.source))
-        nodes: set = set()
-        inputs: set = set()
-        boundary: set = set()
-        work = [tuple(t) for t in targets]
-        while work:
-            target = work.pop()
-            if target in inputs:
-                continue
-            inputs.add(target)
-            for node, port in into.get(target, ()):
-                if node == 0:
-                    boundary.add(port)
-                elif node not in nodes:
-                    nodes.add(node)
-                    op = self.operators.get((*scope, node))
-                    n_inputs = op.inputs if op is not None else 0
-                    for ch in self.scope_channels(scope):
-                        if ch.target[0] == node:
-                            n_inputs = max(n_inputs, ch.target[1] + 1)
-                    work.extend((node, p) for p in range(n_inputs))
-        return nodes, inputs, boundary
+        ``targets`` (``(node, port)``), the inputs on those paths, and the
+        scope's own input ports on them (:func:`timely.progress.holds.upstream`)."""
+        return holds.upstream(_LogView(self, 0), scope, targets)
 
-    def holders(self, scope: tuple, worker: int, times, targets, depth: int = 0) -> list:
+    def holders(self, scope: tuple, worker: int, times, targets) -> list:
         """What holds the inputs ``targets`` (``(node, port)``) of ``scope``
-        at ``times`` (on ``worker``'s view): capabilities upstream of them,
-        records waiting on the way, and the scope's inputs on the way (then
-        what holds those in the parent scope). Capabilities of a child scope
-        are followed inside it."""
-        stamps = self.pointstamps.get(worker, {}).get(scope, {})
-        nodes, inputs, boundary = self.upstream(scope, targets)
-        out = []
-        expand = []
-        for (is_source, node, port, t), count in stamps.items():
-            if count <= 0 or not any(less_equal(*_common(t, f)) for f in times):
-                continue
-            if is_source and node in nodes:
-                name = self.name_of(scope, node)
-                out.append(Holder("capability", scope, node, port, t, count, worker, name))
-                if depth < 8 and self.is_scope((*scope, node)):
-                    expand.append(((*scope, node), port))
-            elif not is_source and (node, port) in inputs:
-                name = self.name_of(scope, node)
-                out.append(Holder("records", scope, node, port, t, count, worker, name))
-        out.sort(key=lambda h: (_time_key(h.time), h.node, h.port))
-        for child, port in expand:
-            out.extend(self.holders(child, worker, times, [(0, port)], depth + 1))
-        me = self.operators.get(scope)
-        if me is None or len(scope) < 2 or depth > 8:
-            return out
-        for port in sorted(boundary):
-            frontier = me.input_frontier(worker, port)
-            if frontier and any(less_equal(*_common(f, t)) for f in frontier for t in times):
-                for f in frontier:
-                    out.append(Holder("scope input", scope[:-1], scope[-1], port, f, 1, worker,
-                                      me.name))
-                out.extend(self.holders(scope[:-1], worker, frontier, [(scope[-1], port)],
-                                        depth + 1))
-        return out
+        at ``times``, on ``worker``'s view (:func:`timely.progress.holds.holders`
+        over what the logs recorded)."""
+        return holds.holders(_LogView(self, worker), scope, times, targets)
 
     def stuck(self, stuck_after: float = 10.0, now_ns: dict | int | None = None) -> list:
         """The operator inputs whose frontier has not moved for more than
@@ -452,3 +355,38 @@ class Model:
                         out.append(Stuck(op, port, worker, frontier, now - changed, holders))
         out.sort(key=lambda s: (s.operator.addr, s.port, s.worker))
         return out
+
+
+class _LogView(holds.GraphView):
+    """A dataflow as the logs of one worker recorded it."""
+
+    def __init__(self, model: Model, worker: int):
+        self.model = model
+        self.worker = worker
+
+    def edges(self, scope):
+        return [(ch.source, ch.target) for ch in self.model.scope_channels(scope)]
+
+    def inputs_of(self, scope, node):
+        op = self.model.operators.get((*scope, node))
+        n = op.inputs if op is not None else 0
+        for ch in self.model.scope_channels(scope):
+            if ch.target[0] == node:
+                n = max(n, ch.target[1] + 1)
+        return n
+
+    def pointstamps(self, scope):
+        return self.model.pointstamps.get(self.worker, {}).get(scope, {})
+
+    def name_of(self, scope, node):
+        return self.model.name_of(scope, node)
+
+    def is_scope(self, addr):
+        return self.model.is_scope(addr)
+
+    def scope_name(self, addr):
+        op = self.model.operators.get(addr)
+        return op.name if op is not None else None
+
+    def input_frontier(self, addr, port):
+        return self.model.operators[addr].input_frontier(self.worker, port)

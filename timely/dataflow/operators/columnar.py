@@ -160,7 +160,7 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
                 batch = _batch(data, "aggregate")
                 group = groups.get(cap.time)
                 if group is None:
-                    notificator.notify_at(cap.retain())
+                    notificator.notify_at(cap)
                     group = groups[cap.time] = GroupBy(hows)
                 if partials:
                     group.merge(batch.column(key), batch.columns)

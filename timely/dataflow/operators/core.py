@@ -31,7 +31,7 @@ def _pipeline_unary(stream, name: str, transform, pact=None):
             for cap, data in inp:
                 produced = transform(cap.time, data)
                 if produced:
-                    out.give_at(cap.time, produced)
+                    out.give_unchecked(cap.time, produced)
 
         return run
 
@@ -98,7 +98,7 @@ def broadcast(stream):
                 if data:
                     for worker in range(peers):
                         copy = data if worker == peers - 1 else _share(data)
-                        out.give_at(cap.time, Addressed(worker, copy))
+                        out.give_unchecked(cap.time, Addressed(worker, copy))
 
         return run
 
@@ -115,9 +115,11 @@ def concatenate(scope, streams):
         caps.clear()
 
         def run(frontiers):
+            # Identity connections: each message's own time is held while it is current.
+            give = out.give_unchecked
             for inp in inputs:
                 for cap, data in inp:
-                    out.session(cap).give_container(data)
+                    give(cap.time, data)
 
         return run
 
@@ -142,7 +144,7 @@ def partition(stream, parts: int, route):
                     buckets[part].append(value)
                 for (out, _), bucket in zip(outs, buckets):
                     if bucket:
-                        out.session(cap).give_container(bucket)
+                        out.session(cap)._give_owned(bucket)
 
         return run
 
@@ -163,9 +165,9 @@ def _two_way(stream, name: str, split):
             for cap, data in inp:
                 first, second = split(cap.time, data)
                 if first:
-                    out0.give_at(cap.time, first)
+                    out0.give_unchecked(cap.time, first)
                 if second:
-                    out1.give_at(cap.time, second)
+                    out1.give_unchecked(cap.time, second)
 
         return run
 
@@ -281,7 +283,7 @@ def _stash_and_release(stream, name: str, assign):
                         raise CapabilityError(
                             f"{name}: cannot move records from {cap.time!r} back to {new_time!r}")
                     if new_time not in stash:
-                        notificator.notify_at(cap.delayed(new_time))
+                        notificator.notify_at(cap._delayed(new_time, 0, None))
                         stash[new_time] = []
                     stash[new_time].extend(records)
             while True:
@@ -291,7 +293,7 @@ def _stash_and_release(stream, name: str, assign):
                 cap, _ = item
                 records = stash.pop(cap.time, None)
                 if records:
-                    out.session(cap).give_container(records)
+                    out.session(cap)._give_owned(records)
                 cap.drop()
 
         return run
@@ -335,7 +337,7 @@ def reclock(stream, clock):
             for cap, data in data_in:
                 stash.append((cap.time, data))
             for cap, _ in clock_in:
-                notificator.notify_at(cap.retain())
+                notificator.notify_at(cap)
             while True:
                 item = notificator.next(frontiers)
                 if item is None:
@@ -346,7 +348,7 @@ def reclock(stream, clock):
                 for t, data in stash:
                     if less_equal(t, cap.time):
                         session = session or out.session(cap)
-                        session.give_container(data)
+                        session._give_owned(data)
                     else:
                         keep.append((t, data))
                 stash[:] = keep
@@ -374,7 +376,7 @@ def accumulate(stream, init, logic):
             for cap, data in inp:
                 t = cap.time
                 if t not in state:
-                    notificator.notify_at(cap.retain())
+                    notificator.notify_at(cap)
                     state[t] = copy.deepcopy(init)     # each time folds into its own copy
                 state[t] = logic(state[t], data)
             while True:

@@ -7,14 +7,24 @@ from timely.errors import DataflowError
 
 
 class IngressNub:
-    """Parent side of a scope input: converts times and counts what enters."""
+    """Parent side of a scope input: converts times, counts what enters, and
+    activates the scope.
 
-    __slots__ = ("tee", "counts", "convert")
+    The scope reports entering records (consumed at its input, produced where
+    they go inside) only when it runs. Records that pass through it without
+    meeting an operator (``enter(inner).leave()``, at any depth) activate
+    nothing else inside, so the nub must: otherwise they stay counted as
+    waiting at the scope's input and hold its parent's frontier forever (the
+    Rust crate's issue 377).
+    """
 
-    def __init__(self, tee: Tee, counts, convert):
+    __slots__ = ("tee", "counts", "convert", "activate")
+
+    def __init__(self, tee: Tee, counts, convert, activate):
         self.tee = tee
         self.counts = counts
         self.convert = convert
+        self.activate = activate
 
     def push(self, time, data) -> None:
         inner = self.convert(time)
@@ -22,6 +32,7 @@ class IngressNub:
         if n:
             self.counts.update(inner, n)
             self.tee.push(inner, data)
+            self.activate()
 
     def done(self) -> None:
         self.tee.done()
@@ -56,7 +67,7 @@ def enter(stream, child_scope):
         raise DataflowError(f"enter: scope {child.name!r} is already built")
     port = child.new_input()
     inner_tee = Tee()
-    nub = IngressNub(inner_tee, child.input_messages[port], child.to_inner)
+    nub = IngressNub(inner_tee, child.input_messages[port], child.to_inner, child.activate_self)
     worker = child.worker
     identifier = worker.next_channel_id()
     if worker.logger is not None:

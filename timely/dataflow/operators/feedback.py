@@ -37,14 +37,15 @@ class LoopHandle:
             caps.clear()
 
             def run(frontiers):
+                # The input reaches the output through `summary`: the time it
+                # gives is held while the message is current.
                 results_in = summary.results_in
+                give = out.give_unchecked
                 for cap, data in inp:
                     time = results_in(cap.time)
                     if time is None:
                         continue   # the loop counter would overflow: the records leave
-                    new = cap.delayed(time)
-                    out.session(new).give_container(data)
-                    new.drop()
+                    give(time, data)
 
             return run
 

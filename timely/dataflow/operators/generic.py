@@ -63,7 +63,7 @@ def _with_notificator(streams, pacts, name: str, init_times, logic):
     def build(caps, info):
         inner = FrontierNotificator(b.arity)
         for time in init_times:
-            inner.notify_at(caps[0].delayed(time))
+            inner.notify_at(caps[0]._delay(time))
         caps.clear()
         notificator = None
 

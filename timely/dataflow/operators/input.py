@@ -70,15 +70,16 @@ class InputHandle:
             self.flush()
 
     def send_batch(self, records) -> None:
-        """Sends a whole batch as one message (a list or a columnar
-        :class:`~timely.Batch` is handed over, not copied)."""
+        """Sends a whole batch as one message. A list is copied (one pointer
+        per record), so the caller may clear or reuse it at once; a columnar
+        :class:`~timely.Batch` is immutable and is handed over as it is."""
         self._check()
         if self._buffer:
             self.flush()
-        if not isinstance(records, (list, Batch)):
+        if not isinstance(records, Batch):
             records = list(records)
-        if records:
-            self._output.session(self._cap).give_container(records)
+        if len(records):
+            self._output.session(self._cap)._give_owned(records)
             self._activator.activate()
 
     def flush(self) -> None:
@@ -86,7 +87,7 @@ class InputHandle:
         if self._buffer and self._output is not None:
             buffer = self._buffer
             self._buffer = []
-            self._output.session(self._cap).give_container(buffer)
+            self._output.session(self._cap)._give_owned(buffer)
             self._activator.activate()
 
     def advance_to(self, time) -> None:

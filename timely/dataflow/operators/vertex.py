@@ -96,18 +96,19 @@ class _Host:
             raise CapabilityError(
                 f"cannot act at {time!r} from a callback at {self.context_time!r}: times never go back")
         if type(self.context) is dict:
-            return self.context[output].delayed(time)
-        return self.context.delayed(time, output)
+            return self.context[output]._delay(time)
+        return self.context._delayed(time, output, None)
 
     def send(self, output: int, records, time) -> None:
         if not 0 <= output < len(self.outputs):
             raise CapabilityError(f"vertex has no output {output}")
-        if not isinstance(records, list):
-            records = list(records)
+        # A list of the vertex's is copied (it may reuse it); anything else
+        # becomes a list of the host's own.
+        records = records.copy() if isinstance(records, list) else list(records)
         if not records:
             return
         cap = self._capability(output, time)
-        self.outputs[output].session(cap).give_container(records)
+        self.outputs[output].session(cap)._give_owned(records)
         cap.drop()
 
     def notify_at(self, time) -> None:
