@@ -125,18 +125,16 @@ class ExchangePusher:
                 f"Exchange by column {route!r} routes columnar batches, "
                 f"not a {type(data).__name__} of records")
         if peers == 1:
-            # Nothing to route, but the route is called and its keys checked
-            # as at any worker count: one call per record, then one type
-            # lookup per key in C; only keys of other types (tuples, numpy
-            # scalars, ...) are hashed to see that they route.
-            try:
-                keys = list(map(route, data))
-            except Exception as error:
-                raise _raised(route, error) from error
-            if not _HASHABLE.issuperset(map(type, keys)):
-                for key in keys:
-                    if type(key) not in _HASHABLE:
-                        _hash(route, key)
+            # Nothing to route, but the route is checked as at any worker
+            # count, once per batch (its first record), so that a route that
+            # cannot work fails at one worker too, at no cost per record.
+            if data:
+                try:
+                    key = route(data[0])
+                except Exception as error:
+                    raise _raised(route, error) from error
+                if type(key) not in _HASHABLE:
+                    _hash(route, key)
             self.pushers[0].push((time, data))
             return
         buckets = [[] for _ in range(peers)]
@@ -176,14 +174,20 @@ class ExchangePusher:
             # Every row of such a column routes: nothing to compute at 1 worker.
             self.pushers[0].push((time, batch))
             return
+        if peers == 1:
+            # Other columns (objects) are checked once per batch, by their first row.
+            try:
+                route(keys[:1], 1)
+            except (TypeError, ValueError) as error:
+                raise RouteError(f"the exchange route {_name(key)} gave keys that do not "
+                                 f"route: {error}") from error
+            self.pushers[0].push((time, batch))
+            return
         try:
             dest = route(keys, peers)
         except (TypeError, ValueError) as error:
             raise RouteError(f"the exchange route {_name(key)} gave keys that do not route: "
                              f"{error}") from error
-        if peers == 1:
-            self.pushers[0].push((time, batch))
-            return
         order, counts = partition(dest, peers)
         start = 0
         for pusher, count in zip(self.pushers, counts.tolist()):
@@ -267,6 +271,10 @@ class Pipeline:
 
 class Exchange:
     """Routes each record to worker ``route(record) % peers``.
+
+    At one worker nothing is routed, but the route is still checked once per
+    batch (on its first record or row), so that a route that cannot work
+    raises :class:`~timely.errors.RouteError` at one worker as at several.
 
     ``route`` returns an int (used as it is) or any value :func:`stable_hash`
     accepts (str, bytes, tuples, ...). For columnar batches ``route`` is the
