@@ -30,7 +30,6 @@ import time
 import timeit
 
 WORDS = 10**6
-LOOPS = 10**5
 
 
 def wordcount(workers: int) -> float:
@@ -46,22 +45,10 @@ def wordcount(workers: int) -> float:
 
 
 def pingpong() -> float:
-    import timely
+    """CPU seconds per pingpong iteration (the workload of ``ab.py``)."""
+    from ab import pingpong as ab_pingpong
 
-    def work(worker):
-        with worker.dataflow() as scope:
-            handle, loop = scope.feedback(1)
-            stream = scope.to_stream([0]).concat(loop)
-            seen = []
-            stream.filter(lambda x: x < LOOPS).map(lambda x: x + 1).connect_loop(handle)
-            stream.inspect(lambda x: seen.append(x) if x == LOOPS else None)
-        start = time.process_time()
-        worker.drain()
-        elapsed = time.process_time() - start
-        assert seen == [LOOPS], "pingpong: the record did not come round"
-        return elapsed / LOOPS
-
-    return timely.execute_directly(work)
+    return ab_pingpong(1, clock=time.process_time)
 
 
 def capability_operations() -> dict:
