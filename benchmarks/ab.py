@@ -295,9 +295,11 @@ def measure_here() -> dict:
 # -- driver ---------------------------------------------------------------------
 
 
-def measure(tree: str) -> dict:
+def measure(tree: str, script: str = __file__) -> dict:
+    """What ``script --here`` prints (JSON, its last line), run in a fresh
+    interpreter with ``tree`` first on ``sys.path``."""
     env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
-    run = subprocess.run([sys.executable, __file__, "--here"], env=env, cwd=HERE,
+    run = subprocess.run([sys.executable, os.path.abspath(script), "--here"], env=env, cwd=HERE,
                          capture_output=True, text=True, check=True)
     return json.loads(run.stdout.strip().splitlines()[-1])
 

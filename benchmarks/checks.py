@@ -24,7 +24,6 @@ import argparse
 import collections
 import json
 import os
-import subprocess
 import sys
 import time
 import timeit
@@ -97,10 +96,9 @@ def measure_here() -> dict:
 
 
 def measure(tree: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
-    run = subprocess.run([sys.executable, os.path.abspath(__file__), "--here"], env=env,
-                         capture_output=True, text=True, check=True)
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    from ab import measure as measure_script
+
+    return measure_script(tree, __file__)
 
 
 def main(argv=None) -> None:

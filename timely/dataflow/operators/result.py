@@ -14,9 +14,7 @@ at its own time, with one Python call per record of the user's function.
 
 from __future__ import annotations
 
-from timely.dataflow.builder import OperatorBuilder
-from timely.dataflow.channels import Pipeline
-from timely.dataflow.operators.core import Err, Ok, _pipeline_unary
+from timely.dataflow.operators.core import Err, Ok, _pipeline_unary, _two_way
 from timely.errors import DataflowError
 
 
@@ -27,35 +25,21 @@ def _not_a_result(name: str, value):
 def ok_err(stream, logic):
     """``(ok_stream, err_stream)``: ``logic(record)`` returns ``Ok(x)``, and
     ``x`` goes to the first stream, or ``Err(e)``, and ``e`` goes to the second."""
-    b = OperatorBuilder("OkErr", stream.scope)
-    inp = b.new_input(stream, Pipeline(), notify=False)
-    (out_ok, s_ok), (out_err, s_err) = b.new_output(), b.new_output()
 
-    def build(caps, info):
-        caps.clear()
+    def split(time, data):
+        oks, errs = [], []
+        for record in data:
+            result = logic(record)
+            kind = type(result)
+            if kind is Ok:
+                oks.append(result.value)
+            elif kind is Err:
+                errs.append(result.error)
+            else:
+                raise _not_a_result("ok_err", result)
+        return oks, errs
 
-        def run(frontiers):
-            # Each message's own time, on outputs its input reaches unchanged.
-            for cap, data in inp:
-                oks, errs = [], []
-                for record in data:
-                    result = logic(record)
-                    kind = type(result)
-                    if kind is Ok:
-                        oks.append(result.value)
-                    elif kind is Err:
-                        errs.append(result.error)
-                    else:
-                        raise _not_a_result("ok_err", result)
-                if oks:
-                    out_ok.give_at(cap.time, oks)
-                if errs:
-                    out_err.give_at(cap.time, errs)
-
-        return run
-
-    b.build(build)
-    return s_ok, s_err
+    return _two_way(stream, "OkErr", split)
 
 
 def map_ok(stream, logic):
