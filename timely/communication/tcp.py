@@ -265,7 +265,11 @@ class TLS:
         context = self.server if accepting else self.client
         wrapped = context.wrap_socket(sock, server_side=accepting, do_handshake_on_connect=False)
         wrapped.settimeout(_remaining(deadline))
-        wrapped.do_handshake()
+        try:
+            wrapped.do_handshake()
+        except ssl.SSLError as error:
+            wrapped.close()
+            raise AuthenticationError(f"TLS handshake failed: {error}") from error
         return wrapped
 
 
