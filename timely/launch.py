@@ -328,8 +328,11 @@ def parse_args(args):
 
 def execute_from_args(args, work, **options):
     """Runs ``work`` with the configuration in ``args`` (``-w -n -p -h`` as in the
-    Rust crate)."""
+    Rust crate). ``heartbeat`` and ``liveness_timeout`` apply to the links
+    between hosts (:func:`execute_cluster`)."""
     config = parse_args(args)
     if config.processes != 1:
         return execute_cluster(work, config, **options)
+    for name in ("heartbeat", "liveness_timeout"):     # for links between hosts only
+        options.pop(name, None)
     return execute(work, workers=config.workers, **options)
