@@ -7,6 +7,7 @@ import contextlib
 import socket
 import struct
 import threading
+import time
 
 HEADER = struct.Struct("<BQ32s")
 CHALLENGES = 64          # the client's answer and its own challenge, before the frames
@@ -46,10 +47,24 @@ class Proxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            server = socket.create_connection(self.target)
+            server = self._dial()
+            if server is None:
+                client.close()
+                continue
             self.sockets += [client, server]
             threading.Thread(target=self._frames, args=(client, server), daemon=True).start()
             threading.Thread(target=self._pipe, args=(server, client), daemon=True).start()
+
+    def _dial(self, patience: float = 20.0):
+        # The target may not listen yet: the client reached the proxy first.
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                return socket.create_connection(self.target)
+            except ConnectionRefusedError:
+                if time.monotonic() > deadline:
+                    return None
+                time.sleep(0.02)
 
     def _pipe(self, src, dst):
         with contextlib.suppress(OSError):

@@ -337,18 +337,23 @@ class Link:
 
     def _send_loop(self) -> None:
         session = self.session
+        outgoing = self.outgoing
         try:
             while True:
                 try:
-                    parts = self.outgoing.get(timeout=self.heartbeat)
+                    parts = outgoing.get(timeout=self.heartbeat)
                 except queue.Empty:
                     session.send_frame((), HEARTBEAT_FRAME)
                     continue
                 if parts is None:
                     return
                 if parts is _GOODBYE:
+                    # Nothing follows a goodbye, not even a heartbeat: the
+                    # peer may stop reading once it has it.
                     session.send_frame((), BYE)
-                    continue
+                    while outgoing.get() is not None:
+                        pass
+                    return
                 session.send_frame(parts)
         except OSError as error:
             if not self.closing:
@@ -363,6 +368,12 @@ class Link:
                     self.sink.deliver(self.peer, payload)
                 elif kind == BYE:
                     self.bye.set()
+                    self.finished.set()
+                    # Read on until the peer closes, so that closing here
+                    # never finds unread bytes (which would reset the
+                    # connection and could destroy our own goodbye before
+                    # the peer reads it).
+                    self._drain()
                     return
                 elif kind != HEARTBEAT_FRAME:
                     raise FrameError(f"an unexpected frame of kind {kind} from worker {self.peer}")
@@ -379,15 +390,25 @@ class Link:
         finally:
             self.finished.set()
 
+    def _drain(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while self.sock.recv(CHUNK):
+                pass
+
     def goodbye(self) -> None:
         """Queues the goodbye: the peer stops expecting frames from here."""
         self.outgoing.put(_GOODBYE)
 
     def close(self) -> None:
-        """Stops the sender after what is queued, then closes the socket."""
+        """Stops the sender after what is queued, says so to the peer (a
+        half close), lets the receiver read to the end, then closes."""
         self.outgoing.put(None)
         self.sender.join(5)
         self.closing = True
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_WR)
+        if self.bye.is_set():
+            self.receiver.join(2)
         self.session.close()
 
 
