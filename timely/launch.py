@@ -47,7 +47,7 @@ from timely.communication.allocator import ThreadAllocator
 from timely.communication.doorbell import EventfdDoorbell
 from timely.communication.process import ProcessAllocator
 from timely.communication.shm import Inboxes, Segment, sweep_orphans
-from timely.communication.tcp import Link, connect, read_hostfile, worker_addresses
+from timely.communication.tcp import Link, connect, read_hostfile, tls_from_env, worker_addresses
 from timely.communication.threads import ThreadsAllocator, ThreadsShared
 from timely.errors import TimelyError, WorkerFailed
 from timely.worker import Worker
@@ -298,7 +298,14 @@ def execute_cluster(work, config, **options):
     Host ``p``'s address comes from the hostfile ``config.hostfile``
     (``host:port`` per line; by default ``127.0.0.1:2101+p``) and its worker
     ``k`` listens on that port + ``k``. Every connection is authenticated with
-    the secret in ``TIMELY_SECRET``, which every process must share."""
+    the secret in ``TIMELY_SECRET``, which every process must share, and
+    every frame carries a MAC under the connection's key
+    (:mod:`timely.communication.tcp`). With ``TIMELY_TLS_CERT``,
+    ``TIMELY_TLS_KEY`` and ``TIMELY_TLS_CA`` set, links run inside mutually
+    authenticated TLS. ``heartbeat`` and ``liveness_timeout`` (seconds;
+    ``TIMELY_HEARTBEAT`` and ``TIMELY_LIVENESS_TIMEOUT`` by default, 1 and 5)
+    say how often an idle link proves it is alive and how long a silent peer
+    is waited for before the computation fails naming it."""
     secret = os.environ.get("TIMELY_SECRET")
     if not secret:
         raise TimelyError("set TIMELY_SECRET to the secret shared by every process")
@@ -311,9 +318,13 @@ def execute_cluster(work, config, **options):
     first = config.process * w
     local = range(first, first + w)
 
+    tls = tls_from_env()
+    heartbeat, liveness = options.pop("heartbeat", None), options.pop("liveness_timeout", None)
+
     def link(allocator):
-        sockets = connect(allocator.index, addresses, secret.encode(), local)
-        allocator.add_links({j: Link(sock, j, allocator) for j, sock in sockets.items()})
+        sessions = connect(allocator.index, addresses, secret.encode(), local, tls=tls)
+        allocator.add_links({j: Link(s, allocator, heartbeat=heartbeat, liveness=liveness)
+                             for j, s in sessions.items()})
 
     return execute_processes(work, w, first=first, peers=len(addresses), connect=link, **options)
 
@@ -385,8 +396,11 @@ def parse_args(args):
 
 def execute_from_args(args, work, **options):
     """Runs ``work`` with the configuration in ``args`` (``-w -n -p -h`` as in the
-    Rust crate)."""
+    Rust crate). ``heartbeat`` and ``liveness_timeout`` apply to the links
+    between hosts (:func:`execute_cluster`)."""
     config = parse_args(args)
     if config.processes != 1:
         return execute_cluster(work, config, **options)
+    for name in ("heartbeat", "liveness_timeout"):     # for links between hosts only
+        options.pop(name, None)
     return execute(work, workers=config.workers, **options)

@@ -153,7 +153,7 @@ class RingAllocator(BatchingAllocator):
             link.goodbye()
         deadline = time.monotonic() + timeout
         for link in links:
-            link.bye.wait(max(0.0, deadline - time.monotonic()))
+            link.finished.wait(max(0.0, deadline - time.monotonic()))
         for link in links:
             link.close()
             if self.logger is not None:
