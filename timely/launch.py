@@ -43,7 +43,7 @@ import time
 import traceback
 from multiprocessing.connection import wait
 
-from timely.communication.allocator import ThreadAllocator
+from timely.communication.allocator import DEFAULT, ThreadAllocator, window_from_env
 from timely.communication.doorbell import EventfdDoorbell
 from timely.communication.process import ProcessAllocator
 from timely.communication.shm import Inboxes, Segment, sweep_orphans
@@ -106,11 +106,11 @@ def _worker_main(me, layout, segment, doorbells, work, options, conn):
     """The body of a forked worker process: ``segment`` is the launcher's,
     inherited through fork (this process only unmaps it)."""
     _die_with_parent()
-    first, local, peers, link = layout
+    first, local, peers, link, window = layout
     allocator = None
     try:
         allocator = ProcessAllocator(first + me, peers, segment, doorbells,
-                                     first=first, local=local)
+                                     first=first, local=local, window=window)
         if link is not None:
             link(allocator)
         worker = Worker(allocator, **options)
@@ -139,9 +139,15 @@ def execute_processes(work, workers: int, *, first: int = 0, peers: int | None =
 
     The processes are workers ``first .. first + workers - 1`` of ``peers``
     (all of them by default); ``connect(allocator)``, when given, links each
-    to the workers of other hosts (see :func:`execute_cluster`)."""
+    to the workers of other hosts (see :func:`execute_cluster`).
+
+    ``window`` (bytes per peer, None for no bound; ``TIMELY_WINDOW`` or
+    4 MiB by default) bounds the data a worker has sent to another and that
+    one has not yet taken in (:mod:`timely.communication.allocator`)."""
     peers = workers if peers is None else peers
     liveness_timeout()                    # a bad setting fails before anything starts
+    window = options.pop("window", DEFAULT)
+    window = window_from_env() if window is DEFAULT else window
     sweep_orphans()
     context = multiprocessing.get_context("fork")
     segment = None
@@ -158,7 +164,7 @@ def execute_processes(work, workers: int, *, first: int = 0, peers: int | None =
             segment.unlink()
         for _ in range(workers):
             bells.append(EventfdDoorbell.create())
-        layout = (first, workers, peers, connect)
+        layout = (first, workers, peers, connect, window)
         log.info("starting workers %d to %d of %d as processes on shared-memory rings",
                  first, first + workers - 1, peers)
         for me in range(workers):
@@ -374,6 +380,8 @@ def execute(work, workers: int = 1, *, mode: str = "processes", **options):
     if workers < 1:
         raise TimelyError(f"workers must be at least 1, not {workers}")
     log.info("running %d worker(s)%s", workers, f" as {mode}" if workers > 1 else "")
+    if workers == 1 or mode == "threads":
+        options.pop("window", None)       # nothing crosses a process
     if workers == 1:
         return [execute_directly(work, **options)]
     if mode == "threads":
