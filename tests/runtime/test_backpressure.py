@@ -90,7 +90,6 @@ def test_without_a_window_the_backlog_grows():
 def mutual(worker):
     """Every worker sends to every other as fast as it can, and consumes
     slowly: each waits on the others' windows while they wait on its."""
-    peers = worker.peers
     got = []
 
     def consume(_time, batch):
