@@ -107,6 +107,8 @@ class Worker:
         self._next_channel = 0
         self._next_operator = 0
         self._stepping = False
+        self._building_channels = None    # channels of the dataflow being built
+        self._dataflow_channels: dict = {}   # dataflow -> its channels (for drop_dataflow)
         self._building = False
         self.started_ns = _time.perf_counter_ns()
         self.logger = None                      # timely.logging.Logger while something is registered
@@ -130,6 +132,8 @@ class Worker:
         """The next channel identifier; every worker allocates them in the same order."""
         identifier = self._next_channel
         self._next_channel += 1
+        if self._building_channels is not None:
+            self._building_channels.append(identifier)
         return identifier
 
     def next_operator_id(self) -> int:
@@ -268,12 +272,15 @@ class Worker:
             self.logger.dataflow(subgraph)
         scope = Scope(self, subgraph, parent=None)
         self._building = True
+        self._building_channels = channels = []
         try:
             yield scope
             scope._finish()
             subgraph.build()
         finally:
             self._building = False
+            self._building_channels = None
+        self._dataflow_channels[identifier] = channels
         self.dataflows[identifier] = subgraph
         self.active.add(identifier)
         if self._census is not None:
@@ -427,12 +434,20 @@ class Worker:
         holds a full send window of this worker's data (see
         :mod:`timely.communication.allocator`); input handles call it after
         each batch they push. Inside a step it returns at once: an operator
-        that sends waits for nothing."""
+        that sends waits for nothing. A wait longer than ``stall_warning``
+        seconds is logged once, naming the peers."""
         congested = self.allocator.congested
         if self._stepping or not congested():
             return
+        started = _time.monotonic()
+        warn = self.stall_warning
         while congested():
-            self.step_or_park(None)
+            self.step_or_park(1.0 if warn is not None else None)
+            if warn is not None and _time.monotonic() - started > warn:
+                warn = None
+                log.warning("worker %d: waited %.0f s for workers %s to take in what it sent "
+                            "(their send windows are full)", self.index,
+                            _time.monotonic() - started, self.allocator.full_windows())
 
     def step_or_park(self, timeout: float | None = None) -> bool:
         """Steps; if nothing was active, first waits up to ``timeout`` seconds
@@ -573,6 +588,8 @@ class Worker:
             return
         self.active.discard(identifier)
         subgraph.shut_down()
+        # Data still arriving for it is discarded, and credited to its sender.
+        self.allocator.drop_channels(self._dataflow_channels.pop(identifier, ()))
         for scope in self.scopes:
             if scope.path[0] == identifier:
                 scope.done = True

@@ -220,3 +220,80 @@ def test_a_slow_consumer_on_another_host_bounds_its_producers(n, w, tmp_path):
     assert sum(seen for seen, _, _ in results) == (n * w - 1) * 120 * ROWS
     for index, (_seen, steady, peak) in enumerate(results):
         assert peak < 2 * steady, (index, steady, peak)
+
+
+def drop_then_run(worker):
+    """Worker 0 sends 16 MB into a dataflow that the last worker drops
+    before running it; both then run another. Dropped data is credited
+    when it arrives, so the sender's window opens again."""
+    peers = worker.peers
+    key = key_for(peers - 1, peers)
+    with worker.dataflow() as scope:
+        handle, stream = scope.new_input()
+        stream.exchange("k").inspect_batch(lambda _t, _b: None)
+    first = worker.installed_dataflows()[0]
+    if worker.index == peers - 1:
+        worker.drop_dataflow(first)
+    else:
+        for r in range(10):
+            handle.send_batch(timely.Batch(k=np.full(ROWS, key, dtype=np.int64),
+                                           v=np.arange(ROWS, dtype=np.int64)))
+            handle.advance_to(r + 1)
+            worker.step()
+        worker.drop_dataflow(first)
+    seen = [0]
+    with worker.dataflow() as scope:
+        handle, stream = scope.new_input()
+        stream.exchange("k").inspect_batch(lambda _t, batch: seen.__setitem__(0, seen[0] + len(batch)))
+    handle.send_batch(timely.Batch(k=np.full(10, key, dtype=np.int64), v=np.arange(10, dtype=np.int64)))
+    handle.close()
+    worker.drain(timeout=60)
+    return seen[0]
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_data_for_a_dropped_dataflow_gives_its_window_back(workers):
+    assert sum(timely.execute(drop_then_run, workers)) == 10 * workers
+
+
+def stuck_consumer(worker):
+    """The last worker sleeps on its first batch longer than the stall
+    warning; the sender logs that it waits, naming it."""
+    import logging
+
+    peers = worker.peers
+    key = key_for(peers - 1, peers)
+    heard = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            heard.append(record.getMessage())
+
+    keep = Keep()
+    logging.getLogger("timely.worker").addHandler(keep)
+    slept = []
+
+    def consume(_time, _batch):
+        if not slept:
+            slept.append(True)
+            time.sleep(1.5)
+
+    with worker.dataflow() as scope:
+        handle, stream = scope.new_input()
+        stream.exchange("k").inspect_batch(consume)
+    if worker.index == 0:
+        for r in range(8):
+            handle.send_batch(timely.Batch(k=np.full(ROWS, key, dtype=np.int64),
+                                           v=np.arange(ROWS, dtype=np.int64)))
+            handle.advance_to(r + 1)
+            worker.step()
+    handle.close()
+    worker.drain()
+    logging.getLogger("timely.worker").removeHandler(keep)
+    return heard
+
+
+def test_a_long_wait_for_the_window_is_reported():
+    heard = timely.execute(stuck_consumer, 2, stall_warning=0.3)[0]
+    assert any("waited" in line and "[1]" in line and "send windows are full" in line
+               for line in heard), heard

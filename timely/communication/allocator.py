@@ -51,6 +51,7 @@ CREDIT = ("credit",)
 # (otherwise it rides along with data), so a window must be larger.
 CREDIT_AT = 1 << 16
 MIN_WINDOW = 2 * CREDIT_AT
+_DROPPED = object()            # the callback of a channel whose operators are gone
 DEFAULT_WINDOW = 4 << 20
 DEFAULT = object()             # "the window of the environment", for keyword defaults
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -125,6 +126,15 @@ class Allocator:
     def congested(self) -> bool:
         """True while a peer holds a full window of this worker's data."""
         return False
+
+    def full_windows(self) -> list:
+        """The peers that hold a full window of this worker's data."""
+        return []
+
+    def drop_channels(self, identifiers) -> None:
+        """Forgets channels whose operators are gone (a dropped dataflow):
+        what they hold, and whatever still arrives for them, is discarded
+        (and credited to its sender)."""
 
     def on_window(self, callback) -> None:
         """Calls ``callback()`` once, when the window next opens (at once if
@@ -307,6 +317,10 @@ class BatchingAllocator(Allocator):
             callback = callbacks.get(identifier)
             share = weight + extra
             extra = 0
+            if callback is _DROPPED:
+                if share:
+                    self.owed[source] += share
+                continue
             if callback is None:
                 # No channel yet: nobody may pull it for a while.
                 self._queue(identifier).append(message)
@@ -315,6 +329,16 @@ class BatchingAllocator(Allocator):
                 continue
             self._queue(identifier).append(Credited(message, source, share) if share else message)
             callback()
+
+    def drop_channels(self, identifiers) -> None:
+        owed = self.owed
+        for identifier in identifiers:
+            self.callbacks[identifier] = _DROPPED
+            queue = self.queues.pop(identifier, None)
+            while queue:
+                message = queue.popleft()
+                if type(message) is Credited:
+                    owed[message.peer] += message.weight
 
     def _credited(self, peer: int, amount) -> None:
         if type(amount) is not int or amount < 0 or amount > self.in_flight.get(peer, 0):
@@ -333,6 +357,12 @@ class BatchingAllocator(Allocator):
 
     def congested(self) -> bool:
         return self._congested
+
+    def full_windows(self) -> list:
+        window = self.window
+        if window is None:
+            return []
+        return [j for j, v in self.in_flight.items() if v >= window]
 
     def on_window(self, callback) -> None:
         if self._congested:
