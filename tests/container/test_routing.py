@@ -275,3 +275,13 @@ def test_route_then_partition_groups_rows_by_worker(values, peers):
 def test_partition_refuses_workers_out_of_range(bad):
     with pytest.raises(ValueError, match=f"worker {bad}"):
         partition(np.array([0, bad, 1], dtype=np.int64), 3)
+
+
+@pytest.mark.parametrize("peers", [2, 7, 1 << 40])
+def test_fixed_width_text_with_ascii_runs_and_wide_code_points(peers):
+    # ASCII runs of every length around the 8-unit step, then a wide code
+    # point, a surrogate-free astral one, and ASCII again.
+    words = ["a" * k + tail for k in range(20) for tail in ["", "é", "鍵x", "\U0001F600abc" * 3]]
+    keys = np.array(words)
+    assert route(keys, peers).tolist() == [zlib.crc32(w.encode()) % peers for w in words]
+    assert route(keys.astype(">U80"), peers).tolist() == route(keys, peers).tolist()
