@@ -199,6 +199,13 @@ int64_t tly_utf8_check(const uint8_t *s, size_t len)
 
 void tly_route_i64(const int64_t *keys, size_t n, int64_t peers, int64_t *dest)
 {
+    if ((peers & (peers - 1)) == 0) {
+        /* A power of two: the low bits of two's complement are the
+         * non-negative remainder, negative keys included; no division. */
+        uint64_t mask = (uint64_t)peers - 1;
+        for (size_t i = 0; i < n; i++) dest[i] = (int64_t)((uint64_t)keys[i] & mask);
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         int64_t r = keys[i] % peers;
         dest[i] = r < 0 ? r + peers : r;
@@ -207,6 +214,10 @@ void tly_route_i64(const int64_t *keys, size_t n, int64_t peers, int64_t *dest)
 
 void tly_route_u64(const uint64_t *keys, size_t n, uint64_t peers, int64_t *dest)
 {
+    if ((peers & (peers - 1)) == 0) {
+        for (size_t i = 0; i < n; i++) dest[i] = (int64_t)(keys[i] & (peers - 1));
+        return;
+    }
     for (size_t i = 0; i < n; i++) dest[i] = (int64_t)(keys[i] % peers);
 }
 
