@@ -13,8 +13,8 @@ its running totals and emits ``(word, total)`` for every word seen in that
 epoch. The last total emitted for a word is its count; the example checks them
 against ``collections.Counter`` over all the words and prints words/s for both.
 
-Cost: the operator does one C-level ``Counter.update`` per batch and one dict
-update per distinct word per epoch; the exchange hashes and places every word
+Cost: the operator does one C-level ``Counter.update`` per batch and, per
+epoch, one dict update and one output message for its distinct words; the exchange hashes and places every word
 in C, with no Python call per word.
 
 Run: ``python -m timely.examples.wordcount [--words N] [--epochs E] [--workers W]``
@@ -74,11 +74,13 @@ def count_operator(stream):
                 notificator.notify_at(cap)
             counter.update(words)
         for cap, _ in notificator:
-            session = output.session(cap)
+            updates = []
             for word, n in pending.pop(cap.time).items():
                 total = totals.get(word, 0) + n
                 totals[word] = total
-                session.give((word, total))
+                updates.append((word, total))
+            # The epoch's totals as one message, not one give per word.
+            output.session(cap).give_container(updates)
 
     return stream.unary_notify(timely.Exchange(), "Count", [], logic)
 
