@@ -756,7 +756,8 @@ def route(keys, Py_ssize_t peers):
         return out
     if (type(keys) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>keys) == cnp.NPY_INT64
             and cnp.PyArray_NDIM(<cnp.ndarray>keys) == 1
-            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>keys)):
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>keys)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>keys)):
         # The common key column, without the checks and conversions below.
         n = cnp.PyArray_DIM(<cnp.ndarray>keys, 0)
         out = new_int64(n, False)
@@ -839,7 +840,8 @@ def partition(dest, Py_ssize_t peers):
         raise ValueError(f"peers must be at least 1, not {peers}")
     if not (type(dest) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>dest) == cnp.NPY_INT64
             and cnp.PyArray_NDIM(<cnp.ndarray>dest) == 1
-            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>dest)):
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>dest)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>dest)):
         dest = np.ascontiguousarray(dest, dtype=np.int64)
         if dest.ndim != 1:
             raise ValueError(f"workers are 1-D, not of shape {dest.shape}")
