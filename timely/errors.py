@@ -23,6 +23,7 @@ __all__ = [
     "RingError",
     "FrameError",
     "AuthenticationError",
+    "ConfigurationError",
     "WorkerFailed",
     "CaptureFormatError",
     "CaptureTypeError",
@@ -107,6 +108,11 @@ class FrameError(TimelyError, ValueError):
 
 class AuthenticationError(TimelyError, ConnectionError):
     """A peer did not prove knowledge of the shared secret."""
+
+
+class ConfigurationError(TimelyError, ValueError):
+    """A setting (an environment variable or a launcher option) that
+    cannot be used, named with its value."""
 
 
 class WorkerFailed(TimelyError, RuntimeError):

@@ -43,11 +43,11 @@ import time
 import traceback
 from multiprocessing.connection import wait
 
-from timely.communication.allocator import ThreadAllocator
+from timely.communication.allocator import DEFAULT, ThreadAllocator, window_from_env
 from timely.communication.doorbell import EventfdDoorbell
 from timely.communication.process import ProcessAllocator
 from timely.communication.shm import Inboxes, Segment, sweep_orphans
-from timely.communication.tcp import Link, connect, read_hostfile, worker_addresses
+from timely.communication.tcp import Link, connect, read_hostfile, tls_from_env, worker_addresses
 from timely.communication.threads import ThreadsAllocator, ThreadsShared
 from timely.errors import TimelyError, WorkerFailed
 from timely.worker import Worker
@@ -106,11 +106,11 @@ def _worker_main(me, layout, segment, doorbells, work, options, conn):
     """The body of a forked worker process: ``segment`` is the launcher's,
     inherited through fork (this process only unmaps it)."""
     _die_with_parent()
-    first, local, peers, link = layout
+    first, local, peers, link, window = layout
     allocator = None
     try:
         allocator = ProcessAllocator(first + me, peers, segment, doorbells,
-                                     first=first, local=local)
+                                     first=first, local=local, window=window)
         if link is not None:
             link(allocator)
         worker = Worker(allocator, **options)
@@ -139,9 +139,15 @@ def execute_processes(work, workers: int, *, first: int = 0, peers: int | None =
 
     The processes are workers ``first .. first + workers - 1`` of ``peers``
     (all of them by default); ``connect(allocator)``, when given, links each
-    to the workers of other hosts (see :func:`execute_cluster`)."""
+    to the workers of other hosts (see :func:`execute_cluster`).
+
+    ``window`` (bytes per peer, None for no bound; ``TIMELY_WINDOW`` or
+    4 MiB by default) bounds the data a worker has sent to another and that
+    one has not yet taken in (:mod:`timely.communication.allocator`)."""
     peers = workers if peers is None else peers
     liveness_timeout()                    # a bad setting fails before anything starts
+    window = options.pop("window", DEFAULT)
+    window = window_from_env() if window is DEFAULT else window
     sweep_orphans()
     context = multiprocessing.get_context("fork")
     segment = None
@@ -158,7 +164,7 @@ def execute_processes(work, workers: int, *, first: int = 0, peers: int | None =
             segment.unlink()
         for _ in range(workers):
             bells.append(EventfdDoorbell.create())
-        layout = (first, workers, peers, connect)
+        layout = (first, workers, peers, connect, window)
         log.info("starting workers %d to %d of %d as processes on shared-memory rings",
                  first, first + workers - 1, peers)
         for me in range(workers):
@@ -298,7 +304,14 @@ def execute_cluster(work, config, **options):
     Host ``p``'s address comes from the hostfile ``config.hostfile``
     (``host:port`` per line; by default ``127.0.0.1:2101+p``) and its worker
     ``k`` listens on that port + ``k``. Every connection is authenticated with
-    the secret in ``TIMELY_SECRET``, which every process must share."""
+    the secret in ``TIMELY_SECRET``, which every process must share, and
+    every frame carries a MAC under the connection's key
+    (:mod:`timely.communication.tcp`). With ``TIMELY_TLS_CERT``,
+    ``TIMELY_TLS_KEY`` and ``TIMELY_TLS_CA`` set, links run inside mutually
+    authenticated TLS. ``heartbeat`` and ``liveness_timeout`` (seconds;
+    ``TIMELY_HEARTBEAT`` and ``TIMELY_LIVENESS_TIMEOUT`` by default, 1 and 5)
+    say how often an idle link proves it is alive and how long a silent peer
+    is waited for before the computation fails naming it."""
     secret = os.environ.get("TIMELY_SECRET")
     if not secret:
         raise TimelyError("set TIMELY_SECRET to the secret shared by every process")
@@ -311,9 +324,13 @@ def execute_cluster(work, config, **options):
     first = config.process * w
     local = range(first, first + w)
 
+    tls = tls_from_env()
+    heartbeat, liveness = options.pop("heartbeat", None), options.pop("liveness_timeout", None)
+
     def link(allocator):
-        sockets = connect(allocator.index, addresses, secret.encode(), local)
-        allocator.add_links({j: Link(sock, j, allocator) for j, sock in sockets.items()})
+        sessions = connect(allocator.index, addresses, secret.encode(), local, tls=tls)
+        allocator.add_links({j: Link(s, allocator, heartbeat=heartbeat, liveness=liveness)
+                             for j, s in sessions.items()})
 
     return execute_processes(work, w, first=first, peers=len(addresses), connect=link, **options)
 
@@ -363,6 +380,8 @@ def execute(work, workers: int = 1, *, mode: str = "processes", **options):
     if workers < 1:
         raise TimelyError(f"workers must be at least 1, not {workers}")
     log.info("running %d worker(s)%s", workers, f" as {mode}" if workers > 1 else "")
+    if workers == 1 or mode == "threads":
+        options.pop("window", None)       # nothing crosses a process
     if workers == 1:
         return [execute_directly(work, **options)]
     if mode == "threads":
@@ -385,8 +404,11 @@ def parse_args(args):
 
 def execute_from_args(args, work, **options):
     """Runs ``work`` with the configuration in ``args`` (``-w -n -p -h`` as in the
-    Rust crate)."""
+    Rust crate). ``heartbeat`` and ``liveness_timeout`` apply to the links
+    between hosts (:func:`execute_cluster`)."""
     config = parse_args(args)
     if config.processes != 1:
         return execute_cluster(work, config, **options)
+    for name in ("heartbeat", "liveness_timeout"):     # for links between hosts only
+        options.pop(name, None)
     return execute(work, workers=config.workers, **options)

@@ -422,6 +422,18 @@ class Worker:
         while condition():
             self.step()
 
+    def await_window(self) -> None:
+        """Steps, parking while nothing is active, for as long as a peer
+        holds a full send window of this worker's data (see
+        :mod:`timely.communication.allocator`); input handles call it after
+        each batch they push. Inside a step it returns at once: an operator
+        that sends waits for nothing."""
+        congested = self.allocator.congested
+        if self._stepping or not congested():
+            return
+        while congested():
+            self.step_or_park(None)
+
     def step_or_park(self, timeout: float | None = None) -> bool:
         """Steps; if nothing was active, first waits up to ``timeout`` seconds
         for data from other workers."""

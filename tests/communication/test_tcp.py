@@ -10,6 +10,7 @@ import pytest
 
 from timely.communication.tcp import (
     Link,
+    authenticate,
     connect_with,
     handshake,
     read_hostfile,
@@ -94,10 +95,19 @@ class Sink:
         self.event.set()
 
 
-def test_links_carry_frames_in_order_and_say_goodbye():
+def session_pair(heartbeat=None, liveness=None):
+    """Two sessions over a socket pair, authenticated with one secret."""
     a, b = socket.socketpair()
+    server = in_thread(authenticate, a, b"secret", 0, True)
+    client = authenticate(b, b"secret", 1, False)
+    return server(), client
+
+
+def test_links_carry_frames_in_order_and_say_goodbye():
+    a, b = session_pair()
     sink_a, sink_b = Sink(), Sink()
-    link_a, link_b = Link(a, 1, sink_a), Link(b, 0, sink_b)
+    link_a, link_b = Link(a, sink_a), Link(b, sink_b)
+    assert (link_a.peer, link_b.peer) == (1, 0)
     link_a.send([b"one"])
     link_a.send([b"tw", memoryview(b"o parts")])
     link_b.send([b"back"])
@@ -112,12 +122,12 @@ def test_links_carry_frames_in_order_and_say_goodbye():
 
 
 def test_a_peer_that_leaves_without_goodbye_fails_the_sink():
-    a, b = socket.socketpair()
+    a, b = session_pair()
     sink = Sink()
-    link = Link(a, 7, sink)
+    link = Link(a, sink)
     b.close()
     assert sink.event.wait(10)
-    assert sink.failures and sink.failures[0].startswith("worker 7 disconnected")
+    assert sink.failures and sink.failures[0].startswith("worker 1 disconnected")
     link.close()
 
 
@@ -125,14 +135,14 @@ def test_workers_connect_to_every_remote_worker():
     listeners = [socket.create_server(("127.0.0.1", 0)) for _ in range(3)]
     addresses = [s.getsockname() for s in listeners]
     pending = [in_thread(connect_with, listeners[i], i, addresses, b"k") for i in range(3)]
-    sockets = [p() for p in pending]
-    assert [sorted(s) for s in sockets] == [[1, 2], [0, 2], [0, 1]]
+    sessions = [p() for p in pending]
+    assert [sorted(s) for s in sessions] == [[1, 2], [0, 2], [0, 1]]
     # each pair holds the two ends of one connection
-    sockets[0][1].sendall(b"x")
-    assert sockets[1][0].recv(1) == b"x"
-    for by_peer in sockets:
-        for sock in by_peer.values():
-            sock.close()
+    sessions[0][1].send_frame([b"x"])
+    assert sessions[1][0].recv_frame() == (0, bytearray(b"x"))
+    for by_peer in sessions:
+        for session in by_peer.values():
+            session.close()
 
 
 def test_local_workers_are_not_connected():
@@ -145,8 +155,8 @@ def test_local_workers_are_not_connected():
     sockets = [p() for p in pending] + [third()]
     assert [sorted(s) for s in sockets] == [[2], [2], [0, 1]]
     for by_peer in sockets:
-        for sock in by_peer.values():
-            sock.close()
+        for session in by_peer.values():
+            session.close()
 
 
 def test_a_missing_worker_is_named_after_the_timeout():

@@ -18,8 +18,9 @@ The parts, bottom up, each public and usable alone:
 - :mod:`~timely.communication.doorbell`: how a parked worker is woken
   (``Doorbell``; ``EventfdDoorbell``, ``SocketDoorbell``).
 - :mod:`~timely.communication.tcp`: authenticated links between hosts
-  (``handshake``, ``Link``, ``connect``, ``connect_with``, ``recv_exact``,
-  ``read_hostfile``, ``worker_addresses``).
+  (``authenticate``, ``handshake``, ``Session``: frames under a per-connection
+  MAC; ``Link``: heartbeats and liveness; ``connect``, ``connect_with``;
+  optional ``TLS``; ``recv_exact``, ``read_hostfile``, ``worker_addresses``).
 - :mod:`~timely.communication.codec`: the frame of messages between workers.
 - allocators: ``Allocator`` (the interface), ``ThreadAllocator`` (one
   worker), ``ThreadsAllocator`` (worker threads of one process),
@@ -49,7 +50,8 @@ _LAZY = {
     "PREFIX": "shm", "RING_BYTES": "shm", "Inboxes": "shm", "Segment": "shm",
     "segment_name": "shm", "sweep_orphans": "shm",
     "Doorbell": "doorbell", "EventfdDoorbell": "doorbell", "SocketDoorbell": "doorbell",
-    "Link": "tcp", "connect": "tcp", "connect_with": "tcp", "handshake": "tcp",
+    "Link": "tcp", "Session": "tcp", "TLS": "tcp", "authenticate": "tcp",
+    "tls_from_env": "tcp", "connect": "tcp", "connect_with": "tcp", "handshake": "tcp",
     "read_hostfile": "tcp", "recv_exact": "tcp", "worker_addresses": "tcp",
     "ThreadsAllocator": "threads", "ThreadsShared": "threads",
     "ProcessAllocator": "process", "RingAllocator": "process",

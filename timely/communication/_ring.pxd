@@ -41,6 +41,9 @@ cdef class RingReader:
     cdef Py_ssize_t _seg, _seg_off, _dst_len, _dst_pad
     cdef unsigned char *_dst
     cdef object _dst_obj
+    # Bytes of the frame being received, and of the last one completed.
+    cdef Py_ssize_t _frame_bytes
+    cdef readonly Py_ssize_t last_frame_bytes
 
     cdef int _peek(self, const void **payload, uint32_t *length, uint32_t *flags) except -1
     cdef _reset_frame(self)

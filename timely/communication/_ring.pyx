@@ -147,6 +147,7 @@ cdef class RingReader:
         return 0
 
     cdef _reset_frame(self):
+        self._frame_bytes = 0
         self._head = bytearray()
         self._head_need = -1
         self._header = None
@@ -233,6 +234,7 @@ cdef class RingReader:
                 return None
             p = <const unsigned char *>payload
             n = length
+            self._frame_bytes += n
             while n:
                 used = self._take(p, n)
                 p += used
@@ -244,6 +246,7 @@ cdef class RingReader:
                     self._reset_frame()
                     raise RingError("a frame ended before all its bytes arrived")
                 messages = header.messages(self._dests)
+                self.last_frame_bytes = self._frame_bytes
                 self._reset_frame()
                 return messages
 

@@ -11,9 +11,22 @@ This module holds the interface and the allocators that are not transport:
 :class:`ThreadAllocator` (one worker, local queues) and
 :class:`BatchingAllocator` (channel queues, activation callbacks and one
 outbox per peer, for allocators that move frames: rings and TCP links in
-:mod:`timely.communication.process`). ``allocator.logger``, when a worker
+:mod:`timely.communication.process`), with its send window (below).
+``allocator.logger``, when a worker
 logs communication events, is a :class:`timely.logging.registry.Logger`
 with ``frame`` and ``connection`` hooks; allocators never import it.
+
+The send window (backpressure between workers): a batching allocator counts
+the bytes of every frame it sends to a peer as in flight until the peer
+pulls their messages from its channels; the peer gives that credit back in
+a later frame. ``congested()`` is true while the bytes in flight to some
+peer reach ``window``: sources then wait (an input handle steps its worker,
+parking, until the window opens; ``iterator_source`` is activated again by
+:meth:`BatchingAllocator.on_window`), so a slow consumer holds at most
+about a window of data from each peer, plus what a source gave in one go.
+Operators driven by their inputs always run, so workers that send to each
+other can always drain each other: the window never deadlocks. Messages for
+a channel that does not exist yet are credited on arrival.
 
 >>> allocator = ThreadAllocator()
 >>> woken = []
@@ -25,10 +38,50 @@ with ``frame`` and ``connection`` hooks; allocators never import it.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import deque
 
 from timely.communication import codec
+from timely.errors import ConfigurationError, FrameError
+
+# The channel that carries window credit: a count of bytes.
+CREDIT = ("credit",)
+# Credit owed to an idle peer is sent on its own once this much has gathered
+# (otherwise it rides along with data), so a window must be larger.
+CREDIT_AT = 1 << 16
+MIN_WINDOW = 2 * CREDIT_AT
+DEFAULT_WINDOW = 4 << 20
+DEFAULT = object()             # "the window of the environment", for keyword defaults
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def window_from_env() -> int | None:
+    """The send window per peer from ``TIMELY_WINDOW``: bytes, with an
+    optional ``k``, ``m`` or ``g`` (binary units), or ``none`` for no bound;
+    4 MiB when unset.
+
+    >>> import os
+    >>> os.environ["TIMELY_WINDOW"] = "16m"
+    >>> window_from_env()
+    16777216
+    >>> del os.environ["TIMELY_WINDOW"]
+    """
+    value = os.environ.get("TIMELY_WINDOW", "").strip().lower()
+    if not value:
+        return DEFAULT_WINDOW
+    if value == "none":
+        return None
+    number, unit = (value[:-1], value[-1]) if value[-1] in "kmg" else (value, "")
+    try:
+        window = int(number) * _UNITS[unit]
+    except ValueError:
+        raise ConfigurationError(f"TIMELY_WINDOW is a number of bytes (like 4m) or none, "
+                                 f"not {value!r}") from None
+    if window < MIN_WINDOW:
+        raise ConfigurationError(f"TIMELY_WINDOW={value} is below the least window, "
+                                 f"{MIN_WINDOW} bytes")
+    return window
 
 
 class Allocator:
@@ -68,6 +121,15 @@ class Allocator:
 
     def shutdown(self) -> None:
         """Releases the allocator's resources."""
+
+    def congested(self) -> bool:
+        """True while a peer holds a full window of this worker's data."""
+        return False
+
+    def on_window(self, callback) -> None:
+        """Calls ``callback()`` once, when the window next opens (at once if
+        it is open)."""
+        callback()
 
 
 class LocalPusher:
@@ -120,6 +182,39 @@ class ThreadAllocator(Allocator):
         return [LocalPusher(queue, on_data)], Puller(queue)
 
 
+class Credited:
+    """A message from another worker with the bytes of its frame it
+    stands for; its puller gives them back to the sender when it is pulled."""
+
+    __slots__ = ("message", "peer", "weight")
+
+    def __init__(self, message, peer: int, weight: int):
+        self.message = message
+        self.peer = peer
+        self.weight = weight
+
+
+class CreditingPuller(Puller):
+    """A puller of a channel between workers: pulling a message from
+    another worker credits its bytes to that worker's window."""
+
+    __slots__ = ("allocator",)
+
+    def __init__(self, queue: deque, allocator):
+        self.queue = queue
+        self.allocator = allocator
+
+    def pull(self):
+        q = self.queue
+        if not q:
+            return None
+        message = q.popleft()
+        if type(message) is Credited:
+            self.allocator.owed[message.peer] += message.weight
+            return message.message
+        return message
+
+
 class RemotePusher:
     """Queues messages for another worker; its allocator sends them as one
     batch per peer when the worker releases."""
@@ -142,19 +237,29 @@ class BatchingAllocator(Allocator):
     channel queues, activation callbacks, and one outbox per peer.
 
     Subclasses move frames (:mod:`timely.communication.codec`) of
-    ``[(identifier, message), ...]``; they call ``deliver`` with the messages
-    of each frame received (or ``deliver_frame`` with a whole frame) and take
-    ``take_outboxes()`` to send. Pickle crosses only between the
-    computation's own workers.
+    ``[(identifier, message), ...]``; they call ``deliver_messages`` with
+    the messages of each frame received and its size in bytes (or
+    ``deliver_frame`` with a whole frame) and take ``take_outboxes()`` to
+    send. Pickle crosses only between the computation's own workers.
+
+    ``window`` is the send window in bytes per peer (``None``: unbounded).
     """
 
-    def __init__(self, index: int, peers: int):
+    def __init__(self, index: int, peers: int, window: int | None = None):
         self.index = index
         self.peers = peers
         self.queues: dict = {}
         self.callbacks: dict = {}
         self.outboxes = {j: [] for j in range(peers) if j != index}
         self.sources: dict = {}           # logged channels: identifier -> source of each queued message
+        self.window = window
+        self.in_flight = dict.fromkeys(self.outboxes, 0)   # bytes sent to a peer, not yet credited
+        self.owed = dict.fromkeys(self.outboxes, 0)        # bytes pulled from a peer, not yet credited
+        if window is not None and window < MIN_WINDOW:
+            raise ConfigurationError(f"a send window of {window} bytes is below the least, "
+                                     f"{MIN_WINDOW}")
+        self._congested = False
+        self._waiting: list = []          # on_window callbacks
 
     def _queue(self, identifier) -> deque:
         q = self.queues.get(identifier)
@@ -171,7 +276,7 @@ class BatchingAllocator(Allocator):
                    else RemotePusher(self.outboxes[j], identifier) for j in range(self.peers)]
         if mine:
             on_data()                     # data that arrived before the channel existed
-        return pushers, Puller(mine)
+        return pushers, CreditingPuller(mine, self)
 
     def track_sources(self, identifier) -> deque:
         """A deque that receives the sending worker of every message queued
@@ -182,15 +287,58 @@ class BatchingAllocator(Allocator):
             sources = self.sources[identifier] = deque([-1] * len(self._queue(identifier)))
         return sources
 
-    def deliver_messages(self, messages, source: int = -1) -> None:
+    def deliver_messages(self, messages, source: int = -1, nbytes: int = 0) -> None:
+        """Queues the messages of one frame of ``nbytes`` bytes from
+        worker ``source`` and activates their channels' operators."""
         if self.sources:
             self._note_sources(messages, source)
         callbacks = self.callbacks
+        carried = len(messages)
         for identifier, message in messages:
-            self._queue(identifier).append(message)
+            if identifier == CREDIT:
+                carried -= 1
+                self._credited(source, message)
+        if not carried:
+            return
+        weight, extra = divmod(nbytes, carried) if source in self.owed else (0, 0)
+        for identifier, message in messages:
+            if identifier == CREDIT:
+                continue
             callback = callbacks.get(identifier)
-            if callback is not None:
+            share = weight + extra
+            extra = 0
+            if callback is None:
+                # No channel yet: nobody may pull it for a while.
+                self._queue(identifier).append(message)
+                if share:
+                    self.owed[source] += share
+                continue
+            self._queue(identifier).append(Credited(message, source, share) if share else message)
+            callback()
+
+    def _credited(self, peer: int, amount) -> None:
+        if type(amount) is not int or amount < 0 or amount > self.in_flight.get(peer, 0):
+            raise FrameError(f"worker {peer} returned a credit of {amount!r} bytes, "
+                             f"more than the {self.in_flight.get(peer, 0)} in flight to it")
+        self.in_flight[peer] -= amount
+        if self._congested and not self._over_window():
+            self._congested = False
+            waiting, self._waiting = self._waiting, []
+            for callback in waiting:
                 callback()
+
+    def _over_window(self) -> bool:
+        window = self.window
+        return window is not None and any(v >= window for v in self.in_flight.values())
+
+    def congested(self) -> bool:
+        return self._congested
+
+    def on_window(self, callback) -> None:
+        if self._congested:
+            self._waiting.append(callback)
+        else:
+            callback()
 
     def _note_sources(self, messages, source: int) -> None:
         sources = self.sources
@@ -201,16 +349,30 @@ class BatchingAllocator(Allocator):
 
     def deliver_frame(self, frame, source: int = -1) -> None:
         """Delivers the messages of a frame held whole in one buffer."""
-        self.deliver_messages(codec.decode(frame), source)
+        self.deliver_messages(codec.decode(frame), source, len(frame))
 
     def take_outboxes(self):
-        """``(peer, frame parts)`` for every peer with something to send."""
+        """``(peer, frame parts)`` for every peer with something to send.
+        Credit owed to a peer rides along; a frame that carries more than
+        credit counts as in flight, whole."""
+        owed = self.owed
+        in_flight = self.in_flight
         for j, outbox in self.outboxes.items():
+            credit = owed[j]
             if outbox:
+                if credit:
+                    outbox.append((CREDIT, credit))
+                    owed[j] = 0
                 parts = codec.encode(outbox)
                 outbox.clear()
+                in_flight[j] += sum(memoryview(p).nbytes for p in parts)
                 yield j, parts
+            elif credit >= CREDIT_AT:
+                owed[j] = 0
+                yield j, codec.encode([(CREDIT, credit)])
+        if not self._congested and self._over_window():
+            self._congested = True
 
 
-__all__ = ["Allocator", "BatchingAllocator", "LocalPusher", "Puller", "RemotePusher",
-           "ThreadAllocator"]
+__all__ = ["CREDIT", "CREDIT_AT", "DEFAULT_WINDOW", "MIN_WINDOW", "window_from_env", "Allocator", "BatchingAllocator", "Credited", "CreditingPuller",
+           "LocalPusher", "Puller", "RemotePusher", "ThreadAllocator"]

@@ -31,7 +31,7 @@ import select
 import time
 from collections import deque
 
-from timely.communication.allocator import BatchingAllocator
+from timely.communication.allocator import DEFAULT, BatchingAllocator, window_from_env
 from timely.communication.doorbell import EventfdDoorbell
 from timely.communication.ring import RingReader, RingWriter
 from timely.communication.shm import Inboxes
@@ -51,8 +51,9 @@ class RingAllocator(BatchingAllocator):
     for loggers registered later; ``logger``, when set, receives frame and
     connection events."""
 
-    def __init__(self, index: int, peers: int, writers: dict, readers: dict, bell, peer_bells):
-        super().__init__(index, peers)
+    def __init__(self, index: int, peers: int, writers: dict, readers: dict, bell, peer_bells,
+                 *, window: int | None | object = DEFAULT):
+        super().__init__(index, peers, window_from_env() if window is DEFAULT else window)
         self.writers = writers
         self.readers = readers
         self.bell = bell
@@ -101,7 +102,7 @@ class RingAllocator(BatchingAllocator):
                     break
                 if logger is not None:
                     logger.frame(False, j, len(messages), -1)
-                self.deliver_messages(messages, j)
+                self.deliver_messages(messages, j, reader.last_frame_bytes)
         inbox = self.inbox
         while inbox:
             peer, frame = inbox.popleft()
@@ -153,7 +154,7 @@ class RingAllocator(BatchingAllocator):
             link.goodbye()
         deadline = time.monotonic() + timeout
         for link in links:
-            link.bye.wait(max(0.0, deadline - time.monotonic()))
+            link.finished.wait(max(0.0, deadline - time.monotonic()))
         for link in links:
             link.close()
             if self.logger is not None:
@@ -177,7 +178,7 @@ class ProcessAllocator(RingAllocator):
     (TCP, on other hosts)."""
 
     def __init__(self, index: int, peers: int, segment, doorbells, *,
-                 first: int = 0, local: int | None = None):
+                 first: int = 0, local: int | None = None, window: int | None | object = DEFAULT):
         local = peers if local is None else local
         me = index - first
         layout = Inboxes(local, local)
@@ -188,7 +189,7 @@ class ProcessAllocator(RingAllocator):
             writers[j] = RingWriter(layout.ring(segment.buf, j - first, me))
             readers[j] = RingReader(layout.ring(segment.buf, me, j - first))
         bells = {first + k: EventfdDoorbell(fd) for k, fd in enumerate(doorbells)}
-        super().__init__(index, peers, writers, readers, bells[index], bells)
+        super().__init__(index, peers, writers, readers, bells[index], bells, window=window)
         self.segment = segment
 
 

@@ -1,31 +1,53 @@
 """Authenticated TCP links between workers on different hosts.
 
+- :func:`authenticate` (and :func:`handshake`, which returns only the peer's
+  index): both sides prove knowledge of the shared secret by answering a
+  random 32-byte challenge of the other with HMAC-SHA256 (distinct roles for
+  the two directions), all within one deadline (not one per read). Both
+  challenges and the secret give the connection its :class:`Session`: one
+  key per direction (HMAC-SHA256 of a key derived from the secret and both
+  challenges, under the direction's label). The worker indices are then
+  exchanged as the first authenticated frames. Raises
+  :class:`timely.errors.AuthenticationError`.
+- :class:`Session`: framing on an authenticated socket. A frame is a 41-byte
+  header (kind, length, HMAC-SHA256 tag) and its payload; the tag covers
+  the frame's sequence number (counted by both sides, never sent), kind,
+  length and payload, and is checked with :func:`hmac.compare_digest` before
+  a byte of the payload is handed on. A frame tampered with, injected,
+  replayed, reordered or dropped fails the check of that or the next frame:
+  :class:`~timely.errors.AuthenticationError`; a malformed header:
+  :class:`~timely.errors.FrameError`. The payload of a frame is read in
+  chunks of at most ``CHUNK`` bytes into a buffer that grows with what has
+  arrived, so a length prefix alone allocates nothing big.
+- :class:`Link`: one session carrying frames, with a sender thread and a
+  receiver thread so that a worker never blocks on a socket. Frames are the
+  codec's (:mod:`timely.communication.codec`: columns as raw buffers, the
+  rest pickled, which is why only frames whose tag checks are decoded). An
+  idle sender sends a heartbeat every ``HEARTBEAT`` seconds
+  (``TIMELY_HEARTBEAT``, 1 by default); a peer from which nothing arrives
+  for ``LIVENESS_TIMEOUT`` seconds (``TIMELY_LIVENESS_TIMEOUT``, 5 by
+  default), or that disconnects without saying goodbye, fails the
+  computation naming it.
 - :func:`connect` / :func:`connect_with`: worker ``i`` of ``addresses``
   connects to every remote worker before it and accepts every remote worker
-  after it; every connection is authenticated by :func:`handshake` before
-  anything else is read, and connections that fail it are dropped while the
-  worker keeps listening. Gives up after ``CONNECT_TIMEOUT`` seconds
-  (``TIMELY_CONNECT_TIMEOUT``, 60 by default) naming the missing workers.
-- :func:`handshake`: both sides prove knowledge of the shared secret by
-  answering a random 32-byte challenge with HMAC-SHA256 (distinct roles for
-  the two directions), reading exactly the bytes they expect, within
-  ``HANDSHAKE_TIMEOUT``; then they exchange worker indices. Raises
-  :class:`timely.errors.AuthenticationError`.
-- :class:`Link`: one authenticated connection carrying frames, each an
-  8-byte little-endian length (at most ``MAX_FRAME``) and the frame's bytes
-  (:mod:`timely.communication.codec`: columns as raw buffers, the rest
-  pickled, which is why only authenticated peers of the same computation
-  may send them). A sender thread and a receiver thread per link, so a
-  worker never blocks on a socket. A peer that disconnects without saying
-  goodbye (``BYE``) fails the computation.
-- :func:`recv_exact`: exactly ``n`` bytes into one buffer, or ConnectionError.
+  after it. Connections handshake concurrently, each under one deadline of
+  ``HANDSHAKE_TIMEOUT`` seconds, at most ``MAX_PENDING`` at once; one that
+  fails or is too slow is dropped while the others go on. Start-up gives up
+  after ``CONNECT_TIMEOUT`` seconds (``TIMELY_CONNECT_TIMEOUT``, 60 by
+  default) naming the workers that never arrived.
+- TLS, optional (:func:`tls_from_env`, :func:`tls_contexts`): every
+  connection is wrapped in TLS with mutual certificate verification against
+  one CA before the handshake, which still runs inside it. The frames' MAC
+  authenticates; TLS adds confidentiality.
+- :func:`recv_exact`: exactly ``n`` bytes, or ConnectionError.
 - :func:`read_hostfile` and :func:`worker_addresses`: the ``-h`` hostfile
   (``host:port`` per line; by default ``127.0.0.1:2101+p``) and worker
   ``p * w + k`` listening at host ``p``'s port + ``k``.
 
-Costs: per frame one length header and the frame's buffers sent back to back
-without being joined; each received frame is read into one buffer; two
-threads per remote worker.
+Costs: per frame one header and one HMAC-SHA256 pass over the payload (in
+the link's thread; hashlib releases the GIL on large buffers); the payload's
+buffers are sent back to back without being joined; two threads per remote
+worker.
 
 >>> worker_addresses([("10.0.0.1", 2101), ("10.0.0.2", 2101)], 2)
 [('10.0.0.1', 2101), ('10.0.0.1', 2102), ('10.0.0.2', 2101), ('10.0.0.2', 2102)]
@@ -39,89 +61,273 @@ import hmac
 import logging
 import os
 import queue
+import select
 import socket
+import ssl
 import struct
 import threading
 import time
 
-from timely.errors import AuthenticationError, TimelyError
+from timely.errors import AuthenticationError, FrameError, TimelyError
 
 HANDSHAKE_TIMEOUT = 5.0
 CONNECT_TIMEOUT = float(os.environ.get("TIMELY_CONNECT_TIMEOUT", "60"))
+HEARTBEAT = float(os.environ.get("TIMELY_HEARTBEAT", "1"))
+LIVENESS_TIMEOUT = float(os.environ.get("TIMELY_LIVENESS_TIMEOUT", "5"))
 MAX_FRAME = 1 << 30
-BYE = b"timely-bye"
+MAX_PENDING = 64
+CHUNK = 1 << 22
+
+# Frame kinds.
+DATA = 0
+HEARTBEAT_FRAME = 1
+BYE = 2
+HELLO = 3
+_KINDS = (DATA, HEARTBEAT_FRAME, BYE, HELLO)
+
+_HEADER = struct.Struct("<BQ32s")         # kind, payload length, tag
+_MACED = struct.Struct("<QBQ")            # sequence number, kind, length
+_INDEX = struct.Struct("<q")
+_GOODBYE = object()                       # queued by Link.goodbye
 
 log = logging.getLogger(__name__)
 
 
-def recv_exact(sock: socket.socket, n: int) -> bytearray:
-    """Exactly ``n`` bytes, received straight into one buffer."""
-    buffer = bytearray(n)
-    view = memoryview(buffer)
+def _remaining(deadline: float | None) -> float | None:
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("deadline passed")
+    return left
+
+
+def recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytearray:
+    """Exactly ``n`` bytes in one buffer, by ``deadline`` (a ``time.monotonic()``
+    instant) when given. The buffer grows with what arrives, ``CHUNK`` bytes
+    at a time: a peer that announces much and sends little costs little."""
+    buffer = bytearray(min(n, CHUNK))
     got = 0
     while got < n:
-        k = sock.recv_into(view[got:], min(n - got, 1 << 22))
+        if got == len(buffer):
+            buffer.extend(bytes(min(n - got, CHUNK)))
+        if deadline is not None:
+            sock.settimeout(_remaining(deadline))
+        view = memoryview(buffer)
+        try:
+            k = sock.recv_into(view[got:], len(buffer) - got)
+        finally:
+            view.release()
         if not k:
             raise ConnectionError("connection closed")
         got += k
     return buffer
 
 
-def _prove(sock: socket.socket, secret: bytes, role: bytes) -> None:
-    """Answers the peer's challenge for ``role``."""
-    challenge = recv_exact(sock, 32)
-    sock.sendall(hmac.new(secret, challenge + role, hashlib.sha256).digest())
+class Session:
+    """An authenticated connection to worker ``peer``: ``sock`` with one
+    HMAC-SHA256 key per direction and the two sequence counters.
+
+    :meth:`send_frame` and :meth:`recv_frame` may be used from two threads
+    (one each), not more.
+    """
+
+    def __init__(self, sock, send_key: bytes, recv_key: bytes, peer: int = -1):
+        self.sock = sock
+        self.peer = peer
+        self._send_mac = hmac.new(send_key, digestmod=hashlib.sha256)
+        self._recv_mac = hmac.new(recv_key, digestmod=hashlib.sha256)
+        self.sent = 0
+        self.received = 0
+        self._send_lock = threading.Lock()
+
+    def send_frame(self, parts, kind: int = DATA) -> None:
+        """Sends one frame whose payload is ``parts`` (buffers), tagged."""
+        views = [memoryview(p).cast("B") for p in parts]
+        length = sum(v.nbytes for v in views)
+        with self._send_lock:
+            mac = self._send_mac.copy()
+            mac.update(_MACED.pack(self.sent, kind, length))
+            for v in views:
+                mac.update(v)
+            self.sent += 1
+            sock = self.sock
+            sock.sendall(_HEADER.pack(kind, length, mac.digest()))
+            for v in views:
+                for start in range(0, v.nbytes, CHUNK):
+                    sock.sendall(v[start:start + CHUNK])
+
+    def recv_frame(self, limit: int = MAX_FRAME, deadline: float | None = None):
+        """The next frame as ``(kind, payload)``, once its tag checked.
+
+        Raises FrameError for a malformed header, AuthenticationError for a
+        tag that does not check (tampered, injected, replayed, reordered or
+        a frame dropped before it), ConnectionError when the peer closed."""
+        header = recv_exact(self.sock, _HEADER.size, deadline)
+        kind, length, tag = _HEADER.unpack(header)
+        if kind not in _KINDS:
+            raise FrameError(f"a frame of unknown kind {kind} from worker {self.peer}")
+        if length > limit:
+            raise FrameError(f"a frame of {length} bytes from worker {self.peer} "
+                             f"exceeds the limit of {limit}")
+        payload = recv_exact(self.sock, length, deadline)
+        mac = self._recv_mac.copy()
+        mac.update(_MACED.pack(self.received, kind, length))
+        mac.update(payload)
+        if not hmac.compare_digest(mac.digest(), tag):
+            raise AuthenticationError(
+                f"frame {self.received} from worker {self.peer} fails its MAC "
+                "(tampered, injected, replayed, reordered or one dropped before it)")
+        self.received += 1
+        return kind, payload
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
 
 
-def _verify(sock: socket.socket, secret: bytes, role: bytes) -> None:
-    """Challenges the peer to prove ``role``; raises AuthenticationError."""
-    challenge = os.urandom(32)
-    sock.sendall(challenge)
-    answer = recv_exact(sock, 32)
-    expected = hmac.new(secret, challenge + role, hashlib.sha256).digest()
-    if not hmac.compare_digest(answer, expected):
-        raise AuthenticationError("the peer's answer to the challenge is wrong")
+def _tag(secret: bytes, data: bytes) -> bytes:
+    return hmac.new(secret, data, hashlib.sha256).digest()
 
 
-def handshake(sock: socket.socket, secret: bytes, me: int, accepting: bool) -> int:
-    """Authenticates both ways, then exchanges worker indices; returns the peer's."""
-    sock.settimeout(HANDSHAKE_TIMEOUT)
+def authenticate(sock: socket.socket, secret: bytes, me: int, accepting: bool,
+                 timeout: float = HANDSHAKE_TIMEOUT) -> Session:
+    """Authenticates both ways within ``timeout`` seconds in all, derives the
+    session keys and exchanges worker indices; returns the :class:`Session`
+    (``peer`` set)."""
+    deadline = time.monotonic() + timeout
     try:
+        sock.settimeout(timeout)
         if accepting:
-            _verify(sock, secret, b"client")
-            _prove(sock, secret, b"server")
+            mine = os.urandom(32)
+            sock.sendall(mine)
+            answer = recv_exact(sock, 32, deadline)
+            if not hmac.compare_digest(answer, _tag(secret, mine + b"client")):
+                raise AuthenticationError("the peer's answer to the challenge is wrong")
+            theirs = bytes(recv_exact(sock, 32, deadline))
+            sock.sendall(_tag(secret, theirs + b"server"))
+            server_nonce, client_nonce = mine, theirs
         else:
-            _prove(sock, secret, b"client")
-            _verify(sock, secret, b"server")
-        sock.sendall(struct.pack("<q", me))
-        (peer,) = struct.unpack("<q", recv_exact(sock, 8))
-    except (OSError, ConnectionError) as error:
+            theirs = bytes(recv_exact(sock, 32, deadline))
+            sock.sendall(_tag(secret, theirs + b"client"))
+            mine = os.urandom(32)
+            sock.sendall(mine)
+            answer = recv_exact(sock, 32, deadline)
+            if not hmac.compare_digest(answer, _tag(secret, mine + b"server")):
+                raise AuthenticationError("the peer's answer to the challenge is wrong")
+            server_nonce, client_nonce = theirs, mine
+        root = _tag(secret, b"timely session v1" + server_nonce + client_nonce)
+        to_server = _tag(root, b"client to server")
+        to_client = _tag(root, b"server to client")
+        session = (Session(sock, to_client, to_server) if accepting
+                   else Session(sock, to_server, to_client))
+        session.send_frame([_INDEX.pack(me)], HELLO)
+        kind, payload = session.recv_frame(_INDEX.size, deadline)
+        if kind != HELLO or len(payload) != _INDEX.size:
+            raise AuthenticationError("the peer did not introduce itself")
+        (session.peer,) = _INDEX.unpack(payload)
+    except (OSError, ConnectionError, FrameError) as error:
+        if isinstance(error, AuthenticationError):
+            raise
         raise AuthenticationError(f"handshake failed: {error}") from error
     sock.settimeout(None)
-    return peer
+    return session
+
+
+def handshake(sock: socket.socket, secret: bytes, me: int, accepting: bool,
+              timeout: float = HANDSHAKE_TIMEOUT) -> int:
+    """:func:`authenticate`, returning only the peer's index."""
+    return authenticate(sock, secret, me, accepting, timeout).peer
+
+
+# -- TLS --------------------------------------------------------------------------
+
+
+class TLS:
+    """A pair of :class:`ssl.SSLContext`: one to accept, one to connect, both
+    requiring the other side's certificate signed by the same CA."""
+
+    def __init__(self, cert: str, key: str, ca: str):
+        self.server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        for context in (self.server, self.client):
+            context.minimum_version = ssl.TLSVersion.TLSv1_2
+            context.load_cert_chain(cert, key)
+            context.load_verify_locations(ca)
+            context.verify_mode = ssl.CERT_REQUIRED
+        # Workers are addressed by IP in hostfiles: membership is proven by a
+        # certificate of the cluster's CA and by the shared secret, not by a name.
+        self.client.check_hostname = False
+
+    def wrap(self, sock: socket.socket, accepting: bool, deadline: float) -> ssl.SSLSocket:
+        """``sock`` in TLS, its handshake done by ``deadline``."""
+        context = self.server if accepting else self.client
+        wrapped = context.wrap_socket(sock, server_side=accepting, do_handshake_on_connect=False)
+        wrapped.settimeout(_remaining(deadline))
+        try:
+            wrapped.do_handshake()
+        except ssl.SSLError as error:
+            wrapped.close()
+            raise AuthenticationError(f"TLS handshake failed: {error}") from error
+        return wrapped
+
+
+def tls_contexts(cert: str, key: str, ca: str) -> TLS:
+    """TLS with this host's certificate and key and the CA that signed every
+    host's certificate (paths to PEM files)."""
+    return TLS(cert, key, ca)
+
+
+def tls_from_env() -> TLS | None:
+    """TLS from ``TIMELY_TLS_CERT``, ``TIMELY_TLS_KEY`` and ``TIMELY_TLS_CA``,
+    or None when none is set (all three are needed when one is)."""
+    names = ("TIMELY_TLS_CERT", "TIMELY_TLS_KEY", "TIMELY_TLS_CA")
+    values = [os.environ.get(n) for n in names]
+    if not any(values):
+        return None
+    missing = [n for n, v in zip(names, values) if not v]
+    if missing:
+        raise TimelyError(f"TLS needs {', '.join(missing)} as well")
+    return TLS(*values)
+
+
+# -- links ------------------------------------------------------------------------
 
 
 class Link:
-    """One authenticated connection to worker ``peer``: a sender thread and
-    a receiver thread.
+    """One authenticated session with worker ``session.peer``: a sender thread
+    and a receiver thread.
 
     ``sink`` receives what arrives, from the receiver thread:
-    ``sink.deliver(peer, frame)`` for every frame (a bytearray) and
-    ``sink.fail(reason)`` when the peer goes away without saying goodbye or
-    a send fails; :class:`timely.communication.process.RingAllocator` is
-    one. ``bye`` is set when the peer said goodbye.
+    ``sink.deliver(peer, frame)`` for every data frame (a bytearray whose tag
+    checked) and ``sink.fail(reason)`` when the peer goes away without saying
+    goodbye, stays silent longer than ``liveness`` seconds, sends a frame
+    that fails its check, or a send fails;
+    :class:`timely.communication.process.RingAllocator` is one. ``bye`` is
+    set when the peer said goodbye, ``finished`` when the receiver stopped
+    (after a goodbye or a failure). The sender sends a heartbeat after
+    ``heartbeat`` idle seconds.
     """
 
-    def __init__(self, sock: socket.socket, peer: int, sink):
-        self.sock = sock
-        self.peer = peer
+    def __init__(self, session: Session, sink, *, heartbeat: float | None = None,
+                 liveness: float | None = None):
+        self.session = session
+        self.sock = session.sock
+        self.peer = session.peer
         self.sink = sink
+        self.heartbeat = HEARTBEAT if heartbeat is None else heartbeat
+        self.liveness = LIVENESS_TIMEOUT if liveness is None else liveness
         self.outgoing: queue.SimpleQueue = queue.SimpleQueue()
         self.bye = threading.Event()
+        self.finished = threading.Event()     # the receiver stopped, for whatever reason
+        self.closing = False
+        # A send or a receive waiting longer than this has lost its peer.
+        self.sock.settimeout(self.liveness)
         self.sender = threading.Thread(target=self._send_loop, daemon=True,
-                                       name=f"timely-send-{peer}")
+                                       name=f"timely-send-{self.peer}")
         self.receiver = threading.Thread(target=self._recv_loop, daemon=True,
-                                         name=f"timely-recv-{peer}")
+                                         name=f"timely-recv-{self.peer}")
         self.sender.start()
         self.receiver.start()
 
@@ -130,44 +336,83 @@ class Link:
         self.outgoing.put(parts)
 
     def _send_loop(self) -> None:
+        session = self.session
+        outgoing = self.outgoing
         try:
             while True:
-                parts = self.outgoing.get()
+                try:
+                    parts = outgoing.get(timeout=self.heartbeat)
+                except queue.Empty:
+                    session.send_frame((), HEARTBEAT_FRAME)
+                    continue
                 if parts is None:
                     return
-                length = sum(memoryview(p).nbytes for p in parts)
-                self.sock.sendall(struct.pack("<Q", length))
-                for part in parts:
-                    self.sock.sendall(part)
+                if parts is _GOODBYE:
+                    # Nothing follows a goodbye, not even a heartbeat: the
+                    # peer may stop reading once it has it.
+                    session.send_frame((), BYE)
+                    while outgoing.get() is not None:
+                        pass
+                    return
+                session.send_frame(parts)
         except OSError as error:
-            self.sink.fail(f"worker {self.peer} disconnected (a send failed: {error})")
+            if not self.closing:
+                self.sink.fail(f"worker {self.peer} disconnected (a send failed: {error})")
 
     def _recv_loop(self) -> None:
+        session = self.session
         try:
             while True:
-                (length,) = struct.unpack("<Q", recv_exact(self.sock, 8))
-                if length > MAX_FRAME:
-                    raise ConnectionError(f"frame of {length} bytes exceeds the limit")
-                payload = recv_exact(self.sock, length)
-                if payload == BYE:
+                kind, payload = session.recv_frame()
+                if kind == DATA:
+                    self.sink.deliver(self.peer, payload)
+                elif kind == BYE:
                     self.bye.set()
+                    self.finished.set()
+                    # Read on until the peer closes, so that closing here
+                    # never finds unread bytes (which would reset the
+                    # connection and could destroy our own goodbye before
+                    # the peer reads it).
+                    self._drain()
                     return
-                self.sink.deliver(self.peer, payload)
-        except (OSError, ConnectionError, struct.error) as error:
-            if not self.bye.is_set():
+                elif kind != HEARTBEAT_FRAME:
+                    raise FrameError(f"an unexpected frame of kind {kind} from worker {self.peer}")
+        except (AuthenticationError, FrameError) as error:
+            self.sink.fail(f"worker {self.peer} sent a frame that was refused: "
+                           f"{type(error).__name__}: {error}")
+        except TimeoutError:
+            if not self.closing:
+                self.sink.fail(f"worker {self.peer} was silent for more than "
+                               f"{self.liveness:g} s (liveness timeout)")
+        except (OSError, ConnectionError) as error:
+            if not self.bye.is_set() and not self.closing:
                 self.sink.fail(f"worker {self.peer} disconnected: {error}")
+        finally:
+            self.finished.set()
+
+    def _drain(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while self.sock.recv(CHUNK):
+                pass
 
     def goodbye(self) -> None:
         """Queues the goodbye: the peer stops expecting frames from here."""
-        self.outgoing.put([BYE])
+        self.outgoing.put(_GOODBYE)
 
     def close(self) -> None:
-        """Stops the sender after what is queued, then closes the socket."""
+        """Stops the sender after what is queued, says so to the peer (a
+        half close), lets the receiver read to the end, then closes."""
         self.outgoing.put(None)
         self.sender.join(5)
+        self.closing = True
         with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
-        self.sock.close()
+            self.sock.shutdown(socket.SHUT_WR)
+        if self.bye.is_set():
+            self.receiver.join(2)
+        self.session.close()
+
+
+# -- addresses ------------------------------------------------------------------
 
 
 def read_hostfile(path, processes: int) -> list[tuple[str, int]]:
@@ -194,67 +439,177 @@ def worker_addresses(hosts, workers: int) -> list[tuple[str, int]]:
     return [(host, port + k) for host, port in hosts for k in range(workers)]
 
 
-def connect(index: int, addresses, secret: bytes, local=(), timeout: float = CONNECT_TIMEOUT) -> dict:
-    """Authenticated sockets to every worker not in ``local`` (this host's,
+# -- start-up -------------------------------------------------------------------
+
+
+def connect(index: int, addresses, secret: bytes, local=(), timeout: float = CONNECT_TIMEOUT,
+            tls: TLS | None = None) -> dict:
+    """Authenticated sessions with every worker not in ``local`` (this host's,
     reached through shared memory), keyed by worker index."""
     listener = socket.create_server(addresses[index], reuse_port=False)
-    return connect_with(listener, index, addresses, secret, local, timeout)
+    return connect_with(listener, index, addresses, secret, local, timeout, tls)
+
+
+class _Attempt:
+    """One connection being authenticated in its own thread."""
+
+    def __init__(self, sock, deadline: float):
+        self.sock = sock                   # the socket to shut down when too slow
+        self.deadline = deadline
+        self.session: Session | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+
+    def abort(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _shake(attempt: _Attempt, secret: bytes, me: int, accepting: bool, tls, wake) -> None:
+    try:
+        sock = attempt.sock
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls is not None:
+            sock = tls.wrap(sock, accepting, attempt.deadline)
+            attempt.sock = sock
+        left = _remaining(attempt.deadline)
+        attempt.session = authenticate(sock, secret, me, accepting, left)
+    except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
+        attempt.error = error
+        with contextlib.suppress(OSError):
+            attempt.sock.close()
+    finally:
+        attempt.done.set()
+        wake()
 
 
 def connect_with(listener, index: int, addresses, secret: bytes, local=(),
-                 timeout: float = CONNECT_TIMEOUT) -> dict:
+                 timeout: float = CONNECT_TIMEOUT, tls: TLS | None = None) -> dict:
     """:func:`connect` through a listening socket already open at ``addresses[index]``
-    (closed on return)."""
+    (closed on return).
+
+    Every connection, made or accepted, is authenticated in its own thread
+    within ``HANDSHAKE_TIMEOUT``; at most ``MAX_PENDING`` accepted ones at
+    once (more are closed at once). An accepted connection that fails or is
+    too slow is dropped and the others go on; a connection this worker made
+    that fails to authenticate is an error (the address is not our peer's)."""
     peers = len(addresses)
     remote = [j for j in range(peers) if j != index and j not in local]
-    sockets: dict = {}
-    listener.settimeout(0.2)
+    sessions: dict = {}
     deadline = time.monotonic() + timeout
+    wake_r, wake_w = socket.socketpair()
+    wake_w.setblocking(False)
+
+    def wake() -> None:
+        with contextlib.suppress(OSError):
+            wake_w.send(b"\x01")
+
+    accepted: list[_Attempt] = []
+    outgoing: dict[int, _Attempt | None] = {j: None for j in remote if j < index}
+    next_try: dict[int, float] = {j: 0.0 for j in outgoing}
+    listener.setblocking(False)
+
+    def start(sock, accepting: bool) -> _Attempt:
+        attempt = _Attempt(sock, time.monotonic() + HANDSHAKE_TIMEOUT)
+        threading.Thread(target=_shake, args=(attempt, secret, index, accepting, tls, wake),
+                         daemon=True, name="timely-handshake").start()
+        return attempt
+
     try:
-        for j in (j for j in remote if j < index):
-            while True:
+        while len(sessions) < len(remote):
+            now = time.monotonic()
+            if now > deadline:
+                unreachable = [j for j in outgoing if j not in sessions]
+                if unreachable:
+                    j = unreachable[0]
+                    raise TimelyError(f"worker {index}: cannot reach worker {j} at "
+                                      f"{addresses[j]} within {timeout:g} s")
+                missing = sorted(set(remote) - set(sessions))
+                raise TimelyError(f"worker {index}: workers {missing} never connected "
+                                  f"within {timeout:g} s")
+            for j, attempt in outgoing.items():
+                if j in sessions or attempt is not None or now < next_try[j]:
+                    continue
                 try:
-                    sock = socket.create_connection(addresses[j], timeout=HANDSHAKE_TIMEOUT)
-                    break
+                    sock = socket.create_connection(addresses[j], timeout=0.5)
                 except OSError:
-                    if time.monotonic() > deadline:
-                        raise TimelyError(f"worker {index}: cannot reach worker {j} at {addresses[j]}")
-                    time.sleep(0.05)
-            peer = handshake(sock, secret, index, accepting=False)
-            log.info("worker %d: authenticated connection to worker %d at %s:%s",
-                     index, j, *addresses[j][:2])
-            if peer != j:
-                raise TimelyError(f"worker {index}: {addresses[j]} answered as worker {peer}, not {j}")
-            sockets[j] = sock
-        while len(sockets) < len(remote):
-            if time.monotonic() > deadline:
-                missing = sorted(set(remote) - set(sockets))
-                raise TimelyError(f"worker {index}: workers {missing} never connected")
-            try:
-                sock, _ = listener.accept()
-            except socket.timeout:
-                continue
-            try:
-                peer = handshake(sock, secret, index, accepting=True)
-            except AuthenticationError as error:
-                log.warning("worker %d: dropped a connection that failed to authenticate: %s",
-                            index, error)
-                sock.close()          # not one of ours: drop it, keep listening
-                continue
-            if peer not in remote or peer < index or peer in sockets:
-                log.warning("worker %d: dropped a connection from unexpected worker %d",
-                            index, peer)
-                sock.close()
-                continue
-            log.info("worker %d: accepted an authenticated connection from worker %d",
-                     index, peer)
-            sockets[peer] = sock
+                    next_try[j] = now + 0.05
+                    continue
+                outgoing[j] = start(sock, False)
+            for j, attempt in list(outgoing.items()):
+                if attempt is None or not attempt.done.is_set():
+                    continue
+                if attempt.error is not None:
+                    if isinstance(attempt.error, AuthenticationError):
+                        raise attempt.error
+                    outgoing[j] = None      # a refused or reset connection: try again
+                    next_try[j] = time.monotonic() + 0.05
+                    continue
+                session = attempt.session
+                if session.peer != j:
+                    session.close()
+                    raise TimelyError(f"worker {index}: {addresses[j]} answered as worker "
+                                      f"{session.peer}, not {j}")
+                log.info("worker %d: authenticated connection to worker %d at %s:%s",
+                         index, j, *addresses[j][:2])
+                sessions[j] = session
+                outgoing[j] = None
+            for attempt in [a for a in accepted if a.done.is_set()]:
+                accepted.remove(attempt)
+                session = attempt.session
+                if session is None:
+                    log.warning("worker %d: dropped a connection that failed to "
+                                "authenticate: %s", index, attempt.error)
+                elif session.peer not in remote or session.peer < index or session.peer in sessions:
+                    log.warning("worker %d: dropped a connection from unexpected worker %d",
+                                index, session.peer)
+                    session.close()
+                else:
+                    log.info("worker %d: accepted an authenticated connection from worker %d",
+                             index, session.peer)
+                    sessions[session.peer] = session
+            now = time.monotonic()
+            for attempt in accepted + [a for a in outgoing.values() if a is not None]:
+                if now > attempt.deadline:
+                    attempt.abort()         # too slow: its thread fails and reports
+            if len(sessions) == len(remote):
+                break
+            ready, _, _ = select.select([listener, wake_r], [], [], 0.05)
+            if wake_r in ready:
+                with contextlib.suppress(OSError):
+                    wake_r.recv(4096)
+            if listener in ready:
+                while True:
+                    try:
+                        sock, _ = listener.accept()
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    except OSError:
+                        break
+                    if len(accepted) >= MAX_PENDING:
+                        log.warning("worker %d: %d handshakes pending; dropped a connection",
+                                    index, len(accepted))
+                        sock.close()
+                        continue
+                    sock.setblocking(True)
+                    accepted.append(start(sock, True))
+    except BaseException:
+        for session in sessions.values():
+            session.close()
+        raise
     finally:
         listener.close()
-    for sock in sockets.values():
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sockets
+        for attempt in accepted + [a for a in outgoing.values() if a is not None]:
+            attempt.abort()
+            attempt.done.wait(1)
+            if attempt.session is not None:
+                attempt.session.close()
+        wake_r.close()
+        wake_w.close()
+    return sessions
 
 
-__all__ = ["BYE", "CONNECT_TIMEOUT", "HANDSHAKE_TIMEOUT", "MAX_FRAME", "Link", "connect",
-           "connect_with", "handshake", "read_hostfile", "recv_exact", "worker_addresses"]
+__all__ = ["BYE", "CHUNK", "CONNECT_TIMEOUT", "DATA", "HEARTBEAT_FRAME", "HELLO", "HANDSHAKE_TIMEOUT", "HEARTBEAT", "LIVENESS_TIMEOUT",
+           "MAX_FRAME", "MAX_PENDING", "TLS", "Link", "Session", "authenticate", "connect",
+           "connect_with", "handshake", "read_hostfile", "recv_exact", "tls_contexts",
+           "tls_from_env", "worker_addresses"]

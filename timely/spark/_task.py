@@ -89,7 +89,7 @@ class TaskWorker:
                 peer_bells[j] = bell = SocketDoorbell.connect(bytes.fromhex(m["bell"]))
                 self.peer_bells.append(bell)
             addresses = [tuple(m["address"]) for m in everyone]
-            sockets = connect_with(listener, index, addresses, secret)
+            sessions = connect_with(listener, index, addresses, secret)
         except BaseException:
             listener.close()
             self.close()
@@ -98,7 +98,7 @@ class TaskWorker:
         # Every peer attached our segment before it connected to us.
         self.segment.unlink()
         self.allocator = RingAllocator(index, peers, writers, readers, self.bell, peer_bells)
-        self.allocator.add_links({j: Link(s, j, self.allocator) for j, s in sockets.items()})
+        self.allocator.add_links({j: Link(s, self.allocator) for j, s in sessions.items()})
 
     def close(self) -> None:
         """Releases the rings, segments and doorbells (after the allocator shut down)."""

@@ -10,8 +10,8 @@ segment, its doorbell) and needs everyone's, in partition order. Two ways:
   by the first :func:`timely.spark.run` and reached at ``spark.driver.host``;
   every run registers with it under a random run id. Each task connects,
   proves it knows the server's secret (the HMAC challenge of
-  :func:`timely.communication.tcp.handshake`, both ways), sends its run id and
-  description and waits; when all partitions of a round of that run have
+  :func:`timely.communication.tcp.authenticate`, both ways), sends its run id and
+  description in a frame authenticated under the connection's key and waits; when all partitions of a round of that run have
   arrived the server answers every task with the list. A round starts over when a partition registers twice,
   which is what a retried stage does after tasks of the failed attempt died
   or were killed mid-rendezvous: the stale connections are closed, so any
@@ -27,26 +27,21 @@ import contextlib
 import json
 import socket
 import os
-import struct
 import threading
+import time
 
-from timely.communication.tcp import handshake, recv_exact
-from timely.errors import AuthenticationError, RendezvousError
+from timely.communication.tcp import DATA, authenticate
+from timely.errors import AuthenticationError, FrameError, RendezvousError
 
 MAX_MESSAGE = 1 << 16
 MAX_ROSTER = 1 << 26
-_LENGTH = struct.Struct("<I")
 
 
-def _send(sock, payload: bytes) -> None:
-    sock.sendall(_LENGTH.pack(len(payload)) + payload)
-
-
-def _recv(sock) -> bytes:
-    (length,) = _LENGTH.unpack(recv_exact(sock, _LENGTH.size))
-    if length > MAX_MESSAGE:
-        raise RendezvousError(f"a rendezvous message of {length} bytes exceeds {MAX_MESSAGE}")
-    return bytes(recv_exact(sock, length))
+def _recv(session, limit: int, timeout: float) -> bytes:
+    kind, payload = session.recv_frame(limit, time.monotonic() + timeout)
+    if kind != DATA:
+        raise RendezvousError(f"an unexpected frame of kind {kind} in the rendezvous")
+    return bytes(payload)
 
 
 class DriverRendezvous:
@@ -79,12 +74,12 @@ class DriverRendezvous:
 
     def _register(self, sock) -> None:
         try:
-            partition = handshake(sock, self.secret, -1, accepting=True)
-            sock.settimeout(10)
-            message = json.loads(_recv(sock))
+            session = authenticate(sock, self.secret, -1, accepting=True)
+            partition = session.peer
+            message = json.loads(_recv(session, MAX_MESSAGE, 10))
             run, description = message["run"], json.dumps(message["me"]).encode()
             sock.settimeout(None)
-        except (AuthenticationError, OSError, ConnectionError, ValueError, KeyError,
+        except (AuthenticationError, FrameError, OSError, ConnectionError, ValueError, KeyError,
                 TypeError, RendezvousError):
             sock.close()
             return
@@ -98,11 +93,11 @@ class DriverRendezvous:
                 for conn, _ in current.values():     # a stale, incomplete round
                     conn.close()
                 current.clear()
-            current[partition] = (sock, description)
+            current[partition] = (session, description)
             if len(current) == peers:
                 # A task killed while waiting (a failed attempt) left a closed
                 # connection: it must not complete a round of the retry.
-                for j in [j for j, (conn, _) in current.items() if not _alive(conn)]:
+                for j in [j for j, (conn, _) in current.items() if not _alive(conn.sock)]:
                     current.pop(j)[0].close()
             if len(current) < peers:
                 return
@@ -111,7 +106,7 @@ class DriverRendezvous:
         roster = b"[" + b",".join(complete[j][1] for j in range(len(complete))) + b"]"
         for conn, _ in complete.values():
             with contextlib.suppress(OSError):
-                _send(conn, roster)
+                conn.send_frame([roster])
             conn.close()
 
 
@@ -149,13 +144,12 @@ def driver_gather(address, secret: bytes, run: str, partition: int, timeout: flo
             raise RendezvousError(f"cannot reach the driver's rendezvous at {address}: "
                                   f"{error}") from error
         try:
-            handshake(sock, secret, partition, accepting=False)
-            _send(sock, json.dumps({"run": run, "me": json.loads(description)}).encode())
-            sock.settimeout(timeout)
-            (length,) = _LENGTH.unpack(recv_exact(sock, _LENGTH.size))
-            if length > MAX_ROSTER:
-                raise RendezvousError(f"a roster of {length} bytes exceeds {MAX_ROSTER}")
-            roster = bytes(recv_exact(sock, length))
+            session = authenticate(sock, secret, partition, accepting=False)
+            session.send_frame([json.dumps({"run": run, "me": json.loads(description)}).encode()])
+            roster = _recv(session, MAX_ROSTER, timeout)
+        except FrameError as error:
+            raise RendezvousError(f"the rendezvous of partition {partition} failed: "
+                                  f"{error}") from error
         except (OSError, ConnectionError) as error:
             raise RendezvousError(f"the rendezvous of partition {partition} failed: "
                                   f"{error}") from error

@@ -28,7 +28,8 @@ def iterator_source(scope, name: str, input_fn, probe):
     """A source that calls ``input_fn(time)`` (``time``: the least time it may
     still send at) for more input, but only while ``probe`` is not behind the
     ``target`` the previous call named; ``None`` ends the input. For totally
-    ordered times (the root scope).
+    ordered times (the root scope). While another worker holds a full
+    send window of this worker's data it asks for nothing either.
 
     >>> import timely
     >>> from timely.dataflow.operators.flow_controlled import IteratorSourceInput, iterator_source
@@ -52,12 +53,22 @@ def iterator_source(scope, name: str, input_fn, probe):
         held = [capability]
         target = [capability.time]
         activate = info.activator.activate
+        allocator = scope.worker.allocator
+        # With other workers, one item an activation: what it sent is then
+        # released, and counted against the window, before the next.
+        one_each = scope.worker.peers > 1
 
         def logic(output):
             while held:
                 cap = held[0]
                 if probe.less_than(target[0]):
                     break
+                if allocator.congested():
+                    # Another worker holds a full window of our data: come
+                    # back when it has taken some in.
+                    output.flush()
+                    allocator.on_window(activate)
+                    return
                 item = input_fn(cap.time)
                 if item is None:
                     held.clear()
@@ -76,7 +87,7 @@ def iterator_source(scope, name: str, input_fn, probe):
                     sent = True
                 if less_than(cap.time, lower_bound):
                     cap.downgrade(lower_bound)
-                if not sent:
+                if not sent or one_each:
                     break
             if held:
                 activate()

@@ -42,10 +42,13 @@ class InputHandle:
         self._time = 0
         self._arity = None
         self._closed = False
+        self._await_window = None
 
-    def _attach(self, output, capability: Capability, activator, arity: int) -> None:
+    def _attach(self, output, capability: Capability, activator, arity: int,
+                await_window=None) -> None:
         if self._output is not None:
             raise DataflowError("this InputHandle already feeds an input")
+        self._await_window = await_window
         self._output = output
         self._cap = capability
         self._activator = activator
@@ -81,14 +84,21 @@ class InputHandle:
         if len(records):
             self._output.session(self._cap)._give_owned(records)
             self._activator.activate()
+            if self._await_window is not None:
+                self._await_window()
 
     def flush(self) -> None:
-        """Pushes buffered records into the dataflow."""
+        """Pushes buffered records into the dataflow. While another worker
+        holds a full window of this worker's data (backpressure, see
+        :meth:`timely.Worker.await_window`), it steps the worker until that
+        worker has taken some in."""
         if self._buffer and self._output is not None:
             buffer = self._buffer
             self._buffer = []
             self._output.session(self._cap)._give_owned(buffer)
             self._activator.activate()
+            if self._await_window is not None:
+                self._await_window()
 
     def advance_to(self, time) -> None:
         """No more records before ``time``; ``time`` must not be earlier than ``self.time``.
@@ -151,7 +161,7 @@ def input_from(scope, handle: InputHandle):
     out, stream = b.new_output()
 
     def build(caps, info):
-        handle._attach(out, caps[0], info.activator, b.arity)
+        handle._attach(out, caps[0], info.activator, b.arity, scope.worker.await_window)
         caps.clear()
         return lambda frontiers: False
 
