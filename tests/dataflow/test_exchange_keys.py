@@ -23,25 +23,12 @@ EPOCHS = [PAIRS[:4], PAIRS[4:], [], PAIRS[:2]]
 
 
 def placed(build, workers, epochs=EPOCHS):
-    """``[(time, worker, sorted records)]`` after ``build(stream)``: where every record landed."""
-    def work(worker):
-        with worker.dataflow() as scope:
-            handle, stream = scope.new_input()
-            captured = build(stream).map(repr).capture()
-        for epoch, records in enumerate(epochs):
-            if worker.index == 0:
-                handle.send_batch(list(records))
-            handle.advance_to(epoch + 1)
-            worker.step()
-        handle.close()
-        worker.drain()
-        return worker.index, captured.extract()
+    """``[(time, worker, repr of record)]`` after ``build(stream)``: where every record landed."""
+    def tagged(scope, stream):
+        return build(stream).map(lambda r, i=scope.index: (i, repr(r))).capture()
 
-    out = []
-    for index, extracted in timely.execute(work, workers=workers):
-        for time, records in extracted:
-            out.extend((time, index, r) for r in records)
-    return sorted(out)
+    return sorted((t, i, r) for t, records in run_epochs(tagged, epochs, workers)
+                  for i, r in records)
 
 
 def oracle(key_of, workers, epochs=EPOCHS):
