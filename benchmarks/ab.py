@@ -47,24 +47,24 @@ LOOPS = 10**5
 # -- workloads (run inside the measuring subprocess) --------------------------
 
 
-def _words():
+def _words(n: int = WORDS):
     from timely.examples.wordcount import make_words
 
-    return make_words(WORDS)
+    return make_words(n)
 
 
-def columnar_wordcount(workers: int) -> float:
+def columnar_wordcount(workers: int, rows: int = WORDS) -> float:
     import numpy as np
 
     import timely
     from timely import Batch
 
-    words = np.array(_words(), dtype=object)
+    words = np.array(_words(rows), dtype=object)
     unique, counts = np.unique(words.astype(str), return_counts=True)
     expected = dict(zip(unique.tolist(), counts.tolist()))
 
     def work(worker):
-        mine = words[worker.index * WORDS // worker.peers:(worker.index + 1) * WORDS // worker.peers]
+        mine = words[worker.index * rows // worker.peers:(worker.index + 1) * rows // worker.peers]
         out = []
         with worker.dataflow() as scope:
             handle, stream = scope.new_input()
@@ -93,41 +93,44 @@ def columnar_wordcount(workers: int) -> float:
     return max(r[0] for r in results)
 
 
-def _tumbling_data():
+def _tumbling_data(rows: int = ROWS):
     import numpy as np
 
     rng = np.random.default_rng(20240)
-    return rng.integers(0, KEYS, ROWS), rng.integers(0, 1000, ROWS)
+    return rng.integers(0, KEYS, rows), rng.integers(0, 1000, rows)
 
 
-def _tumbling_expected(keys, values):
+def _tumbling_expected(keys, values, epoch_rows: int = EPOCH_ROWS):
     import numpy as np
 
-    epochs = np.arange(ROWS) // EPOCH_ROWS
+    rows = len(keys)
+    epochs = np.arange(rows) // epoch_rows
     return np.bincount(epochs * KEYS + keys, weights=values,
-                       minlength=(ROWS // EPOCH_ROWS) * KEYS).astype(np.int64)
+                       minlength=(rows // epoch_rows) * KEYS).astype(np.int64)
 
 
-def columnar_tumbling(workers: int) -> float:
+def columnar_tumbling(workers: int, rows: int = ROWS) -> float:
+    """100 epochs of ``rows // 100`` rows (WORKLOADS.md's at 10^6 rows)."""
     import numpy as np
 
     import timely
     from timely import Batch
 
-    keys, values = _tumbling_data()
-    expected = _tumbling_expected(keys, values)
+    epoch_rows = EPOCH_ROWS * rows // ROWS
+    keys, values = _tumbling_data(rows)
+    expected = _tumbling_expected(keys, values, epoch_rows)
 
     def work(worker):
-        share = EPOCH_ROWS // worker.peers
+        share = epoch_rows // worker.peers
         out = []
         with worker.dataflow() as scope:
             handle, stream = scope.new_input()
             probe = stream.aggregate("key", "value", how="sum").inspect_batch(
                 lambda t, b: out.append((t, b))).probe()
         start = time.perf_counter()
-        for epoch in range(ROWS // EPOCH_ROWS):
-            lo = epoch * EPOCH_ROWS + worker.index * share
-            hi = (epoch + 1) * EPOCH_ROWS if worker.index == worker.peers - 1 else lo + share
+        for epoch in range(rows // epoch_rows):
+            lo = epoch * epoch_rows + worker.index * share
+            hi = (epoch + 1) * epoch_rows if worker.index == worker.peers - 1 else lo + share
             handle.send_batch(Batch(key=keys[lo:hi], value=values[lo:hi]))
             handle.advance_to(epoch + 1)
             worker.step()

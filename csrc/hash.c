@@ -41,6 +41,14 @@ uint32_t tly_crc32(uint32_t crc, const void *data, size_t len)
         p += 8;
         len -= 8;
     }
+    if (len >= 4) {
+        /* Slicing by 4 for the tail: short keys (words) are mostly tail. */
+        c ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        c = crc_table[3][c & 0xFF] ^ crc_table[2][(c >> 8) & 0xFF]
+            ^ crc_table[1][(c >> 16) & 0xFF] ^ crc_table[0][c >> 24];
+        p += 4;
+        len -= 4;
+    }
     while (len--) c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
     return ~c;
 }
@@ -115,19 +123,32 @@ size_t tly_utf8_encode(const void *units, size_t n, int width, uint8_t *out)
     return (size_t)(out - start);
 }
 
-uint32_t tly_crc32_units(uint32_t crc, const void *units, size_t n, int width)
+/* The body of tly_crc32_units for one width, a constant where it is
+ * inlined: ASCII code units are copied as bytes without the encoder. */
+static inline uint32_t crc32_units_of(uint32_t crc, const void *units, size_t n, int width)
 {
     uint8_t buf[256];
     size_t fill = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t cp = unit_at(units, i, width);
-        fill += put_utf8(cp > 0x10FFFF ? 0xFFFD : cp, buf + fill);
+        if (cp < 0x80) {
+            buf[fill++] = (uint8_t)cp;
+        } else {
+            fill += put_utf8(cp > 0x10FFFF ? 0xFFFD : cp, buf + fill);
+        }
         if (fill > sizeof buf - 4) {
             crc = tly_crc32(crc, buf, fill);
             fill = 0;
         }
     }
     return fill ? tly_crc32(crc, buf, fill) : crc;
+}
+
+uint32_t tly_crc32_units(uint32_t crc, const void *units, size_t n, int width)
+{
+    if (width == 1) return crc32_units_of(crc, units, n, 1);
+    if (width == 2) return crc32_units_of(crc, units, n, 2);
+    return crc32_units_of(crc, units, n, 4);
 }
 
 int64_t tly_utf8_check(const uint8_t *s, size_t len)
@@ -178,6 +199,13 @@ int64_t tly_utf8_check(const uint8_t *s, size_t len)
 
 void tly_route_i64(const int64_t *keys, size_t n, int64_t peers, int64_t *dest)
 {
+    if ((peers & (peers - 1)) == 0) {
+        /* A power of two: the low bits of two's complement are the
+         * non-negative remainder, negative keys included; no division. */
+        uint64_t mask = (uint64_t)peers - 1;
+        for (size_t i = 0; i < n; i++) dest[i] = (int64_t)((uint64_t)keys[i] & mask);
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         int64_t r = keys[i] % peers;
         dest[i] = r < 0 ? r + peers : r;
@@ -186,6 +214,10 @@ void tly_route_i64(const int64_t *keys, size_t n, int64_t peers, int64_t *dest)
 
 void tly_route_u64(const uint64_t *keys, size_t n, uint64_t peers, int64_t *dest)
 {
+    if ((peers & (peers - 1)) == 0) {
+        for (size_t i = 0; i < n; i++) dest[i] = (int64_t)(keys[i] & (peers - 1));
+        return;
+    }
     for (size_t i = 0; i < n; i++) dest[i] = (int64_t)(keys[i] % peers);
 }
 
@@ -259,13 +291,35 @@ void tly_route_fixed(const uint8_t *rows, size_t n, size_t width, int64_t peers,
     }
 }
 
+/* The CRC-32 of the UTF-8 of m UCS-4 code units: eight ASCII units at a
+ * time go straight into the slicing-by-8 step (as the bytes they encode
+ * to), without an intermediate buffer; the rest through tly_crc32_units. */
+static uint32_t crc32_ucs4(const uint32_t *row, size_t m)
+{
+    uint32_t c = ~0u;
+    size_t i = 0;
+    while (m - i >= 8) {
+        const uint32_t *u = row + i;
+        if ((u[0] | u[1] | u[2] | u[3] | u[4] | u[5] | u[6] | u[7]) >= 0x80) break;
+        uint32_t lo = (u[0] | u[1] << 8 | u[2] << 16 | u[3] << 24) ^ c;
+        uint32_t hi = u[4] | u[5] << 8 | u[6] << 16 | u[7] << 24;
+        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF]
+            ^ crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24]
+            ^ crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF]
+            ^ crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
+        i += 8;
+    }
+    for (; i < m && row[i] < 0x80; i++) c = crc_table[0][(c ^ row[i]) & 0xFF] ^ (c >> 8);
+    return i < m ? tly_crc32_units(~c, row + i, m - i, 4) : ~c;
+}
+
 void tly_route_ucs4(const uint32_t *rows, size_t n, size_t width, int64_t peers, int64_t *dest)
 {
     for (size_t i = 0; i < n; i++) {
         const uint32_t *row = rows + i * width;
         size_t m = width;
         while (m > 0 && row[m - 1] == 0) m--;
-        dest[i] = (int64_t)(tly_crc32_units(0, row, m, 4) % (uint64_t)peers);
+        dest[i] = (int64_t)(crc32_ucs4(row, m) % (uint64_t)peers);
     }
 }
 

@@ -275,3 +275,27 @@ def test_route_then_partition_groups_rows_by_worker(values, peers):
 def test_partition_refuses_workers_out_of_range(bad):
     with pytest.raises(ValueError, match=f"worker {bad}"):
         partition(np.array([0, bad, 1], dtype=np.int64), 3)
+
+
+@pytest.mark.parametrize("peers", [2, 7, 1 << 40])
+def test_fixed_width_text_with_ascii_runs_and_wide_code_points(peers):
+    # ASCII runs of every length around the 8-unit step, then a wide code
+    # point, a surrogate-free astral one, and ASCII again.
+    words = ["a" * k + tail for k in range(20) for tail in ["", "é", "鍵x", "\U0001F600abc" * 3]]
+    keys = np.array(words)
+    assert route(keys, peers).tolist() == [zlib.crc32(w.encode()) % peers for w in words]
+    assert route(keys.astype(">U80"), peers).tolist() == route(keys, peers).tolist()
+
+
+@pytest.mark.parametrize("dtype", ["<i8", ">i8", "<i4", "<u8"])
+def test_route_and_partition_take_any_integer_layout(dtype):
+    keys = np.array([5, -3, 8, 0, 7, -1, 2] if dtype[1] == "i" else [5, 3, 8, 0, 7, 1, 2],
+                    dtype=dtype)
+    for peers in (2, 3, 4):
+        want = [int(k) % peers for k in keys.tolist()]
+        assert route(keys, peers).tolist() == want
+        assert route(keys[::2], peers).tolist() == want[::2]          # not contiguous
+        order, counts = partition(np.array(want, dtype=dtype if dtype[1] == "i" else "<i8"),
+                                  peers)
+        assert counts.tolist() == [want.count(w) for w in range(peers)]
+        assert order.tolist() == sorted(range(len(want)), key=lambda i: (want[i], i))

@@ -78,7 +78,9 @@ with surrogates passed through), ``b`` bytes (``n u32``, raw), ``t`` tuple /
 ``l`` list (``n u32``, ``n`` records), ``d`` dict (``n u32``, ``n`` key and
 value pairs), ``p`` pickle (``n u32``, ``n`` bytes; written only with
 ``allow_pickle=True``, read only with ``allow_pickle=True``). Records nest at
-most :data:`MAX_DEPTH` levels.
+most :data:`MAX_DEPTH` levels. They are written and read by the one compiled
+implementation, :mod:`timely.container.records`, which the wire between
+workers uses too.
 
 Guarantees and costs
 --------------------
@@ -127,6 +129,7 @@ import numpy as np
 
 from timely.capture.event import Messages, Progress
 from timely.container import Batch
+from timely.container.records import MAX_DEPTH, decode_records, encode_records
 from timely.container.serialize import (OBJECT, check_code_points, column_parts, dtype_type,
                                         read_head, spec_type)
 from timely.container.serialize import write_head as write_column_head
@@ -146,7 +149,6 @@ MAGIC = b"\x89TLYCAP\n"
 VERSION = 2
 VERSIONS = (1, 2)            # what a reader reads
 MAX_FRAME = 1 << 30          # default largest payload a reader accepts and a writer writes
-MAX_DEPTH = 100              # deepest nesting of tagged records
 _LIMIT = (1 << 32) - 1
 
 # Frame kinds.
@@ -167,9 +169,6 @@ _U8 = struct.Struct("<B")
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
-_TAG_I64 = struct.Struct("<Bq")
-_TAG_F64 = struct.Struct("<Bd")
-_TAG_LEN = struct.Struct("<BI")
 _KIND_LEN = struct.Struct("<BI")
 
 _SMALL = 1 << 16             # frames up to this size are read through the shared buffer
@@ -229,63 +228,6 @@ def _type_name(x) -> str:
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
-def _encode_record(x, out: bytearray, allow_pickle: bool, depth: int) -> None:
-    """Appends the tagged encoding of ``x`` to ``out``."""
-    t = type(x)
-    if t is int:
-        if -0x8000000000000000 <= x <= 0x7FFFFFFFFFFFFFFF:
-            out += _TAG_I64.pack(0x69, x)                       # 'i'
-        else:
-            n = (x.bit_length() + 8) // 8
-            if n > _LIMIT:
-                raise CaptureTypeError("an int too large to write")
-            out += _TAG_LEN.pack(0x49, n)                      # 'I'
-            out += x.to_bytes(n, "little", signed=True)
-    elif t is str:
-        b = x.encode("utf-8", "surrogatepass")
-        if len(b) > _LIMIT:
-            raise CaptureTypeError("a str too long to write")
-        out += _TAG_LEN.pack(0x73, len(b))                     # 's'
-        out += b
-    elif t is float:
-        out += _TAG_F64.pack(0x66, x)                          # 'f'
-    elif x is None:
-        out.append(0x4E)                                       # 'N'
-    elif x is True:
-        out.append(0x54)                                       # 'T'
-    elif x is False:
-        out.append(0x46)                                       # 'F'
-    elif t is bytes:
-        if len(x) > _LIMIT:
-            raise CaptureTypeError("a bytes record too long to write")
-        out += _TAG_LEN.pack(0x62, len(x))                     # 'b'
-        out += x
-    elif t is tuple or t is list:
-        if depth >= MAX_DEPTH:
-            raise CaptureTypeError(
-                f"a record nests deeper than {MAX_DEPTH} levels (a cycle?)")
-        out += _TAG_LEN.pack(0x74 if t is tuple else 0x6C, len(x))   # 't' / 'l'
-        for item in x:
-            _encode_record(item, out, allow_pickle, depth + 1)
-    elif t is dict:
-        if depth >= MAX_DEPTH:
-            raise CaptureTypeError(
-                f"a record nests deeper than {MAX_DEPTH} levels (a cycle?)")
-        out += _TAG_LEN.pack(0x64, len(x))                     # 'd'
-        for key, value in x.items():
-            _encode_record(key, out, allow_pickle, depth + 1)
-            _encode_record(value, out, allow_pickle, depth + 1)
-    elif allow_pickle:
-        p = pickle.dumps(x, protocol=5)
-        out += _TAG_LEN.pack(0x70, len(p))                     # 'p'
-        out += p
-    else:
-        raise CaptureTypeError(
-            f"cannot write a record of type {_type_name(x)}: the capture format encodes "
-            f"None, bool, int, float, str, bytes, tuple, list and dict; pass "
-            f"allow_pickle=True to pickle other types (only for readers you trust)")
-
-
 def _encode_dtype(dtype: np.dtype, out: bytearray, what: str) -> bool:
     """Appends an array's dtype spec; True for a raw buffer, False for tagged objects."""
     kind = dtype_type(dtype)
@@ -309,10 +251,17 @@ def _check_text(column, what: str) -> None:
             raise CaptureTypeError(f"cannot write {what}: {error}") from None
 
 
+def _encode_records(values, out: bytearray, allow_pickle: bool) -> None:
+    """Appends the tagged records of ``values`` (the one compiled encoding)."""
+    try:
+        encode_records(values, out, allow_pickle)
+    except TypeError as error:
+        raise CaptureTypeError(str(error)) from None
+
+
 def _encode_objects(values, allow_pickle: bool) -> bytearray:
     body = bytearray()
-    for x in values:
-        _encode_record(x, body, allow_pickle, 1)
+    _encode_records(values, body, allow_pickle)
     return body
 
 
@@ -345,8 +294,7 @@ def _encode_container(data, out: bytearray, allow_pickle: bool) -> list:
                     out += _KIND_LEN.pack(_FLOATS, n)
                     return [np.array(data, dtype="<f8").view(np.uint8)]
         out += _KIND_LEN.pack(_LIST, n)
-        for x in data:
-            _encode_record(x, out, allow_pickle, 1)
+        _encode_records(data, out, allow_pickle)
         return []
     if isinstance(data, Batch):
         out.append(_BATCH)
@@ -584,69 +532,6 @@ def _length(mv, pos: int, end: int, per_item: int, what: str, where: int):
     return n, pos
 
 
-def _decode_record(mv, pos: int, end: int, depth: int, allow_pickle: bool, base: int):
-    """``(record, next position)`` of the tagged record at ``pos``."""
-    if pos >= end:
-        _fail("a record runs past the end of its frame", base + pos)
-    tag = mv[pos]
-    at = pos
-    pos += 1
-    if tag == 0x69:                                            # 'i'
-        if pos + 8 > end:
-            _fail("an int runs past the end of its frame", base + at)
-        return _I64_AT(mv, pos)[0], pos + 8
-    if tag == 0x73 or tag == 0x62:                             # 's', 'b'
-        kind = "str" if tag == 0x73 else "bytes"
-        n, pos = _length(mv, pos, end, 1, f"a {kind} of {{n}} bytes", base + at)
-        if tag == 0x62:
-            return bytes(mv[pos:pos + n]), pos + n
-        try:
-            return str(mv[pos:pos + n], "utf-8", "surrogatepass"), pos + n
-        except UnicodeDecodeError:
-            _fail("a str that is not UTF-8", base + at)
-    if tag == 0x66:                                            # 'f'
-        if pos + 8 > end:
-            _fail("a float runs past the end of its frame", base + at)
-        return _F64_AT(mv, pos)[0], pos + 8
-    if tag == 0x4E:
-        return None, pos
-    if tag == 0x54:
-        return True, pos
-    if tag == 0x46:
-        return False, pos
-    if tag == 0x74 or tag == 0x6C or tag == 0x64:              # 't', 'l', 'd'
-        if depth >= MAX_DEPTH:
-            _fail(f"records nest deeper than {MAX_DEPTH} levels", base + at)
-        # Every record takes at least one byte: a count the frame cannot hold
-        # is rejected before anything is built.
-        n, pos = _length(mv, pos, end, 2 if tag == 0x64 else 1, "a container of {n} items",
-                         base + at)
-        depth += 1
-        if tag == 0x64:
-            out: dict = {}
-            for _ in range(n):
-                key, pos = _decode_record(mv, pos, end, depth, allow_pickle, base)
-                value, pos = _decode_record(mv, pos, end, depth, allow_pickle, base)
-                try:
-                    out[key] = value
-                except TypeError:
-                    _fail(f"a dict key of unhashable type {type(key).__name__}", base + at)
-            return out, pos
-        items, pos = _decode_items(mv, pos, end, n, depth, allow_pickle, base)
-        return (tuple(items) if tag == 0x74 else items), pos
-    if tag == 0x49:                                            # 'I'
-        n, pos = _length(mv, pos, end, 1, "an int of {n} bytes", base + at)
-        return int.from_bytes(mv[pos:pos + n], "little", signed=True), pos + n
-    if tag == 0x70:                                            # 'p'
-        n, pos = _length(mv, pos, end, 1, "a pickle of {n} bytes", base + at)
-        return _unpickle(mv[pos:pos + n], allow_pickle, base + at), pos + n
-    _fail(f"unknown record tag 0x{tag:02x}", base + at)
-
-
-_I64_AT = struct.Struct("<q").unpack_from
-_F64_AT = struct.Struct("<d").unpack_from
-
-
 def _unpickle(data, allow_pickle: bool, offset: int):
     if not allow_pickle:
         _fail("a pickled value, which this reader will not load: loading a pickle can run "
@@ -658,45 +543,17 @@ def _unpickle(data, allow_pickle: bool, offset: int):
             f"a pickled value does not load: {exc!r} (at byte offset {offset})", offset) from exc
 
 
-def _decode_items(mv, pos: int, end: int, n: int, depth: int, allow_pickle: bool, base: int):
-    """``n`` records from ``pos``: ``(list, next position)``. The common leaves
-    (int, float, str, None, bools) are decoded here, without a call each."""
-    items = []
-    append = items.append
-    i64 = _I64_AT
-    f64 = _F64_AT
-    u32 = _U32.unpack_from
-    for _ in range(n):
-        tag = mv[pos] if pos < end else -1
-        if tag == 0x69 and pos + 9 <= end:
-            append(i64(mv, pos + 1)[0])
-            pos += 9
-        elif tag == 0x66 and pos + 9 <= end:
-            append(f64(mv, pos + 1)[0])
-            pos += 9
-        elif tag == 0x73 and pos + 5 <= end:
-            k = u32(mv, pos + 1)[0]
-            first = pos + 5
-            if k > end - first:
-                _fail(f"a str of {k} bytes runs past the end of its frame", base + pos)
-            try:
-                append(str(mv[first:first + k], "utf-8", "surrogatepass"))
-            except UnicodeDecodeError:
-                _fail("a str that is not UTF-8", base + pos)
-            pos = first + k
-        elif tag == 0x4E:
-            append(None)
-            pos += 1
-        else:
-            item, pos = _decode_record(mv, pos, end, depth, allow_pickle, base)
-            append(item)
-    return items, pos
-
-
 def _decode_records(mv, pos: int, end: int, n: int, allow_pickle: bool, base: int):
-    if n > end - pos:
-        _fail(f"{n} records cannot fit in the rest of the frame", base + pos)
-    return _decode_items(mv, pos, end, n, 1, allow_pickle, base)
+    """``(n records, next position)`` by the one compiled decoding, which checks
+    every length; its complaints become CaptureFormatError at their offset."""
+    try:
+        return decode_records(mv, pos, end, n, allow_pickle)
+    except ValueError as error:
+        if len(error.args) != 2:
+            raise
+        message, offset = error.args
+        raise CaptureFormatError(f"{message} (at byte offset {base + offset})",
+                                 base + offset) from error.__cause__
 
 
 def _decode_dtype(mv, pos: int, end: int, base: int):

@@ -18,7 +18,8 @@ import numpy as np
 
 from timely.communication.allocator import Puller
 from timely.container import Batch, StringColumn
-from timely.container.routing import partition, route, stable_hash
+from timely.container.routing import (partition, partition_records, route, split_records,
+                                      stable_hash)
 from timely.errors import RouteError
 
 __all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pipeline", "Tee", "stable_hash"]
@@ -98,68 +99,109 @@ class PipelinePusher:
 
 
 class ExchangePusher:
-    """Routes each record to worker ``key(record) % peers``.
+    """Routes each record to worker ``stable_hash(key) % peers``.
 
-    A columnar :class:`Batch` is routed whole, vectorized: ``route`` is a key
-    column's name (or a function of the batch returning the key column), the
+    Records are routed a whole batch at a time in compiled code
+    (:func:`~timely.container.routing.partition_records`): the key is taken
+    (a field, an attribute or the record itself), passed to the route
+    function if there is one, hashed and the record placed, with no Python
+    per record beyond that function. A batch route gives the hashes of a
+    whole list at once.
+
+    A columnar :class:`Batch` is routed whole, vectorized: the key column is
+    named (``route`` or ``key`` a str) or computed (``route(batch)``), the
     rows' workers are computed in C exactly as :func:`stable_hash` would
     route each key (a string column by its UTF-8 bytes, without making a
     Python str), and each worker gets one batch of its rows, in order.
     """
 
-    __slots__ = ("pushers", "route", "peers")
+    __slots__ = ("pushers", "route", "key", "batch_route", "peers", "name")
 
-    def __init__(self, pushers, route):
+    def __init__(self, pushers, route, key=None, batch_route=None):
         self.pushers = pushers
         self.route = route
+        self.key = key
+        self.batch_route = batch_route
         self.peers = len(pushers)
+        self.name = _describe(route, key, batch_route)
 
     def push(self, time, data) -> None:
-        route = self.route
-        peers = self.peers
         if type(data) is Batch:
             self._push_batch(time, data)
             return
+        route = self.route
         if type(route) is str:
             raise RouteError(
                 f"Exchange by column {route!r} routes columnar batches, "
                 f"not a {type(data).__name__} of records")
-        if peers == 1:
+        peers = self.peers
+        if type(data) is not list:
+            data = list(data)
+        if self.batch_route is not None:
+            dest = self._batch_targets(data, len(data))
+            if peers == 1:
+                self.pushers[0].push((time, data))
+                return
+            parts = split_records(data, dest, peers)
+        elif peers == 1:
             # Nothing to route, but the route is checked as at any worker
             # count, once per batch (its first record), so that a route that
             # cannot work fails at one worker too, at no cost per record.
             if data:
-                try:
-                    key = route(data[0])
-                except Exception as error:
-                    raise _raised(route, error) from error
-                if type(key) not in _HASHABLE:
-                    _hash(route, key)
+                self._partition(data[:1], 1)
             self.pushers[0].push((time, data))
             return
-        buckets = [[] for _ in range(peers)]
+        else:
+            parts = self._partition(data, peers)
+        for pusher, part in zip(self.pushers, parts):
+            if part:
+                pusher.push((time, part))
+
+    def _partition(self, data, peers):
         try:
-            for record in data:
-                key = route(record)
-                if type(key) is not int:
-                    key = _hash(route, key)
-                buckets[key % peers].append(record)
+            return partition_records(data, peers, self.key, self.route, self.name)
         except RouteError:
             raise
         except Exception as error:
-            raise _raised(route, error) from error
-        for pusher, bucket in zip(self.pushers, buckets):
-            if bucket:
-                pusher.push((time, bucket))
+            raise _raised(self.route, error) from error
+
+    def _batch_targets(self, data, rows):
+        """The workers of the records (or rows) of ``data`` from the batch
+        route's hashes, checked: one integer per record."""
+        fn = self.batch_route
+        try:
+            hashes = fn(data)
+        except Exception as error:
+            raise _raised(fn, error) from error
+        if type(hashes) is not np.ndarray:
+            raise RouteError(f"the batch route {self.name} returned a {type(hashes).__name__}, "
+                             f"not a numpy array of one integer hash per record")
+        if hashes.ndim != 1 or hashes.shape[0] != rows:
+            raise RouteError(f"the batch route {self.name} gave an array of shape "
+                             f"{hashes.shape} for {rows} records")
+        if hashes.dtype.kind not in "iu":
+            raise RouteError(f"the batch route {self.name} gave hashes of dtype "
+                             f"{hashes.dtype}, not integers")
+        return route(hashes, self.peers)
 
     def _push_batch(self, time, batch) -> None:
-        key = self.route
         peers = self.peers
+        if self.batch_route is not None:
+            dest = self._batch_targets(batch, len(batch))
+            self._send_rows(time, batch, dest)
+            return
+        key = self.route if self.key is None else self.key
         if type(key) is str:
+            if self.key is not None and self.route is not None:
+                raise RouteError(f"Exchange routes a Batch by its column {key!r} or by the "
+                                 f"route {_name(self.route)}, not by both")
             if key not in batch:
                 raise RouteError(f"Exchange by column {key!r}: the batch has no such column; "
                                  f"it has {list(batch.names)}")
             keys = batch.column(key)
+        elif key is None or type(key) is int:
+            raise RouteError(f"Exchange {self.name} routes records; a Batch is routed by "
+                             f"the name of a key column (or a route of the batch)")
         else:
             try:
                 keys = key(batch)
@@ -188,6 +230,13 @@ class ExchangePusher:
         except (TypeError, ValueError) as error:
             raise RouteError(f"the exchange route {_name(key)} gave keys that do not route: "
                              f"{error}") from error
+        self._send_rows(time, batch, dest)
+
+    def _send_rows(self, time, batch, dest) -> None:
+        peers = self.peers
+        if peers == 1:
+            self.pushers[0].push((time, batch))
+            return
         order, counts = partition(dest, peers)
         start = 0
         for pusher, count in zip(self.pushers, counts.tolist()):
@@ -201,7 +250,6 @@ class ExchangePusher:
             p.done()
 
 
-_HASHABLE = frozenset((int, str, float, bytes, bool, type(None)))   # keys that always route
 _ROUTABLE_KINDS = frozenset("iubfmMSU")        # dtype kinds whose every row routes
 
 
@@ -209,20 +257,18 @@ def _name(route) -> str:
     return repr(route) if type(route) is str else getattr(route, "__qualname__", repr(route))
 
 
+def _describe(route, key, batch_route) -> str:
+    """How an exchange routes, for messages."""
+    if batch_route is not None:
+        return _name(batch_route)
+    if key is None:
+        return "(the record itself)" if route is None else _name(route)
+    return f"key={key!r}" if route is None else f"{_name(route)} of key={key!r}"
+
+
 def _raised(route, error: Exception) -> RouteError:
     return RouteError(f"the exchange route {_name(route)} raised "
                       f"{type(error).__name__}: {error}")
-
-
-def _hash(route, key) -> int:
-    """stable_hash(key), or RouteError naming the route and the key."""
-    try:
-        return stable_hash(key)
-    except (TypeError, ValueError, RecursionError) as error:
-        raise RouteError(
-            f"the exchange route {_name(route)} gave the key {key!r:.80}, of type "
-            f"{type(key).__name__}: keys are ints, floats, str, bytes, None or tuples of "
-            f"them ({error})") from None
 
 
 class Addressed:
@@ -270,27 +316,54 @@ class Pipeline:
 
 
 class Exchange:
-    """Routes each record to worker ``route(record) % peers``.
+    """Routes each record to worker ``stable_hash(key) % peers``, where the key is:
 
+    - ``Exchange(route)``: ``route(record)`` (an int is its own hash, so an
+      int route is used as it is); for columnar batches ``route`` is the name
+      of the key column, or a function of the batch returning it;
+    - ``Exchange(key=i)`` (an int): the field ``record[i]`` of a tuple or list;
+    - ``Exchange(key="name")``: ``record["name"]`` of a dict, the attribute
+      ``record.name`` of anything else (for columnar batches: the column);
+    - ``Exchange(route, key=k)``: ``route`` of that field;
+    - ``Exchange()``: the record itself;
+    - ``Exchange(batch=fn)``: ``fn(list of records)`` (``fn(batch)`` for a
+      columnar batch) returns a 1-D numpy integer array of one *hash* per
+      record, not a worker: record ``i`` goes to worker ``hashes[i] % peers``
+      (any int64 or uint64 value is a hash), as if ``route`` had returned it.
+
+    Every form routes a key exactly as the others do (the same key goes to
+    the same worker whichever form names it), and does so in compiled code:
+    the only Python per record is ``route``, if given. A route that raises,
+    a key that does not hash, a missing field or a batch route whose array
+    is not one integer per record raises :class:`~timely.errors.RouteError`.
     At one worker nothing is routed, but the route is still checked once per
-    batch (on its first record or row), so that a route that cannot work
-    raises :class:`~timely.errors.RouteError` at one worker as at several.
-
-    ``route`` returns an int (used as it is) or any value :func:`stable_hash`
-    accepts (str, bytes, tuples, ...). For columnar batches ``route`` is the
-    name of the key column.
+    batch (on its first record or row, or the batch route's whole array), so
+    that a route that cannot work fails at one worker as at several.
     """
 
-    def __init__(self, route):
-        if not callable(route) and type(route) is not str:
-            raise TypeError(f"Exchange route {route!r} is neither callable nor a column name")
+    def __init__(self, route=None, *, key=None, batch=None):
+        if route is not None and not callable(route) and type(route) is not str:
+            raise RouteError(f"Exchange route {route!r} is neither callable nor a column name")
+        if key is not None and type(key) is not int and type(key) is not str:
+            raise RouteError(f"an exchange key is a field index (int) or a field name (str), "
+                             f"not {key!r} of type {type(key).__name__}")
+        if type(route) is str and key is not None:
+            raise RouteError(f"Exchange by column {route!r} takes no key (got key={key!r})")
+        if batch is not None and (not callable(batch) or route is not None or key is not None):
+            raise RouteError("Exchange(batch=fn) takes one callable and neither a route nor a key")
         self.route = route
+        self.key = key
+        self.batch = batch
 
     def connect(self, worker, identifier: int, on_data):
         pushers, puller = worker.allocator.allocate(identifier, on_data)
-        return ExchangePusher(pushers, self.route), puller
+        return ExchangePusher(pushers, self.route, self.key, self.batch), puller
 
     def __repr__(self):
+        if self.batch is not None:
+            return f"Exchange(batch={_name(self.batch)})"
+        if self.key is not None:
+            return f"Exchange({_describe(self.route, self.key, None)})"
         return f"Exchange({getattr(self.route, '__name__', self.route)!r})"
 
 

@@ -58,9 +58,36 @@ class Stream:
         """Calls ``fn(time, batch)`` for every batch."""
         return _core.inspect_batch(self, fn)
 
-    def exchange(self, route) -> "Stream":
-        """Sends each record to worker ``route(record) % peers``."""
-        return _core.exchange(self, route)
+    def exchange(self, route=None, *, key=None) -> "Stream":
+        """Sends each record to worker ``stable_hash(k) % peers`` of its key ``k``:
+        ``route(record)`` (an int route is used as it is), the field
+        ``record[key]`` (``key`` an int), ``record[key]`` of a dict or the
+        attribute ``key`` of another record (``key`` a str), ``route`` of that
+        field when both are given, or the record itself when neither is. A
+        columnar stream is routed by the column ``route`` (or ``key``) names.
+        Routing is compiled: no Python per record but ``route``. See
+        :class:`~timely.Exchange`.
+
+        >>> import timely
+        >>> timely.example(lambda s: s.to_stream([("b", 2), ("a", 1)]).exchange(key=0)
+        ...     .capture()).extract()
+        [(0, [('a', 1), ('b', 2)])]
+        """
+        return _core.exchange(self, route, key=key)
+
+    def exchange_batch(self, fn) -> "Stream":
+        """Routes each message's records together: ``fn(records)`` (a list; a
+        :class:`~timely.Batch` for a columnar stream) returns a 1-D numpy
+        integer array with one *hash* per record, not a worker: record ``i``
+        goes to worker ``hashes[i] % peers``. RouteError when the array is not
+        one integer per record.
+
+        >>> import numpy as np, timely
+        >>> timely.example(lambda s: s.to_stream([3, 1, 2])
+        ...     .exchange_batch(lambda xs: np.array(xs) // 2).capture()).extract()
+        [(0, [1, 2, 3])]
+        """
+        return _core.exchange(self, batch=fn)
 
     def broadcast(self) -> "Stream":
         """Sends every record to every worker."""
@@ -120,22 +147,24 @@ class Stream:
         """The rows of each Batch where the boolean mask ``fn(batch)`` is true."""
         return _columnar.filter_batch(self, fn)
 
-    def aggregate(self, key, value=None, how="sum", *, combine: bool = True,
+    def aggregate(self, key, value=None, how=None, *, combine: bool = True,
                   default=int) -> "Stream":
         """Two aggregates, told apart by the first argument.
 
         ``aggregate("key", "value", how)`` (a column name first): columnar,
         for streams of :class:`~timely.Batch` (also :meth:`aggregate_batch`).
 
-        ``aggregate(fold, emit, route)`` (a function first): the crate's
-        record aggregate over ``(key, value)`` records; see
+        ``aggregate(fold, emit, route=None)`` (a function first): the crate's
+        record aggregate over ``(key, value)`` records, routed by
+        ``route(key)`` or, without a route, by the key itself; see
         :func:`timely.dataflow.operators.aggregation.aggregate`.
         """
         if callable(key):
             from timely.dataflow.operators.aggregation import aggregate
 
             return aggregate(self, key, value, how, default)
-        return _columnar.aggregate(self, key, value, how, combine=combine)
+        return _columnar.aggregate(self, key, value, "sum" if how is None else how,
+                                   combine=combine)
 
     def aggregate_batch(self, key: str, value: str | None = None, how="sum", *,
                         combine: bool = True) -> "Stream":
@@ -328,7 +357,7 @@ class Stream:
         """
         return _core.concatenate(self.scope, [self, *others])
 
-    def state_machine(self, fold, route, default=int) -> "Stream":
+    def state_machine(self, fold, route=None, default=int) -> "Stream":
         """A state per key of ``(key, value)`` records; see
         :func:`timely.dataflow.operators.aggregation.state_machine`."""
         from timely.dataflow.operators.aggregation import state_machine

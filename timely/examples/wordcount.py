@@ -4,17 +4,18 @@ The workload is WORKLOADS.md's ``wordcount``: ``--words`` words (10^6 by
 default) drawn uniformly, with a fixed seed, from a vocabulary of 10^4 distinct
 random lowercase words of 4 to 10 letters. Each worker takes every
 ``peers``-th word and feeds its share through an input in ``--epochs`` epochs,
-``--batch`` words per message (``send_batch``). ``exchange`` routes every word
-to the worker that owns it (CRC-32 of the word, so every process agrees); the
+``--batch`` words per message (``send_batch``). ``Exchange()`` routes every
+word, its own key, to the worker that owns it (CRC-32 of the word, so every
+process agrees; a batch at a time in compiled code); the
 ``Count`` operator (``unary_notify``) folds each arriving batch into a
 per-epoch ``collections.Counter`` and, when the epoch is complete, adds it to
 its running totals and emits ``(word, total)`` for every word seen in that
 epoch. The last total emitted for a word is its count; the example checks them
 against ``collections.Counter`` over all the words and prints words/s for both.
 
-Cost: the operator does one C-level ``Counter.update`` per batch and one dict
-update per distinct word per epoch; the exchange calls the route per word only
-when there is more than one worker.
+Cost: the operator does one C-level ``Counter.update`` per batch and, per
+epoch, one dict update and one output message for its distinct words; the exchange hashes and places every word
+in C, with no Python call per word.
 
 Run: ``python -m timely.examples.wordcount [--words N] [--epochs E] [--workers W]``
 
@@ -73,13 +74,15 @@ def count_operator(stream):
                 notificator.notify_at(cap)
             counter.update(words)
         for cap, _ in notificator:
-            session = output.session(cap)
+            updates = []
             for word, n in pending.pop(cap.time).items():
                 total = totals.get(word, 0) + n
                 totals[word] = total
-                session.give((word, total))
+                updates.append((word, total))
+            # The epoch's totals as one message, not one give per word.
+            output.session(cap).give_container(updates)
 
-    return stream.unary_notify(timely.Exchange(lambda word: word), "Count", [], logic)
+    return stream.unary_notify(timely.Exchange(), "Count", [], logic)
 
 
 def _work(worker, words: list[str], epochs: int, batch: int) -> dict[str, int]:

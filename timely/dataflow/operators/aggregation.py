@@ -1,9 +1,11 @@
 """Keyed aggregation of record streams of ``(key, value)`` pairs, as the
 crate's ``aggregation::Aggregate`` and ``aggregation::StateMachine``.
 
-Both exchange records by ``route(key)`` (an int; the worker is
-``route(key) % peers``), so each key's state lives on one worker and the
-answer is the same at any worker count. Python's integers and tuples cannot
+Both exchange records by their key: ``route(key)`` (an int is used as it
+is; the worker is ``stable_hash(route(key)) % peers``), or, with ``route``
+None (the default), the key itself, hashed in compiled code with no Python
+per record. Each key's state lives on one worker and the answer is the same
+at any worker count. Python's integers and tuples cannot
 be mutated in place, so the user's ``fold`` *returns* the new state (it may
 also mutate and return a list or dict); a key's state starts as
 ``default()`` (``int`` gives ``0``, as the crate's ``Default``).
@@ -18,13 +20,16 @@ from __future__ import annotations
 
 from timely.dataflow.channels import Exchange
 from timely.dataflow.operators.generic import unary_notify
+from timely.errors import RouteError
 
 
 def _exchange_by_key(route):
-    return Exchange(lambda record: route(record[0]))
+    if route is not None and not callable(route):
+        raise RouteError(f"the route of a key is a function or None, not {route!r}")
+    return Exchange(route, key=0)
 
 
-def aggregate(stream, fold, emit, route, default=int):
+def aggregate(stream, fold, emit, route=None, default=int):
     """Per time, folds the values of each key into a state and, once the time
     is complete, sends ``emit(key, state)`` for each key seen at that time.
 
@@ -57,7 +62,7 @@ def aggregate(stream, fold, emit, route, default=int):
     return unary_notify(stream, _exchange_by_key(route), "Aggregate", [], logic)
 
 
-def state_machine(stream, fold, route, default=int):
+def state_machine(stream, fold, route=None, default=int):
     """A state per key, changed by each ``(key, value)`` in time order (times
     that may still receive earlier data wait for them; within one time the
     order is arbitrary).

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from timely.container import Batch
+from timely.container import Batch, StringColumn
 from timely.container.aggregate import AGGREGATES, GroupBy, aggregate_names
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
@@ -87,6 +87,20 @@ def filter_batch(stream, fn):
     return _pipeline_unary(stream, "FilterBatch", keep)
 
 
+def _as_strings(keys):
+    """Object keys that are all text as a string column (caching the str
+    objects): the partial aggregates are then routed, sent and merged as
+    bytes in C whether they stay on this worker or cross to another, where
+    they would arrive as a string column anyway (the wire writes text so).
+    Other keys as they are."""
+    if type(keys) is np.ndarray and keys.dtype == object and len(keys):
+        try:
+            return StringColumn.from_strings(keys)
+        except (TypeError, ValueError):
+            return keys
+    return keys
+
+
 def _check_columns(batch: Batch, names, operator: str) -> None:
     for name in names:
         if name not in batch:
@@ -120,7 +134,8 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
     only partial aggregates cross workers.
 
     Cost: one hash and probe per row in compiled code (twice with the
-    combiner), plus the exchange of the (partial) rows; memory one
+    combiner: text keys of an object column then travel and merge as a
+    string column, by their bytes), plus the exchange of the (partial) rows; memory one
     accumulator per distinct key for each time not yet complete.
     """
     hows = aggregate_names(how)
@@ -142,7 +157,7 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
             group = GroupBy(hows)
             group.update(batch.column(key), batch[value] if needs_values else None)
             keys, columns = group.result()
-            return Batch.from_columns({key: keys, **columns}, len(keys))
+            return Batch.from_columns({key: _as_strings(keys), **columns}, len(keys))
 
         stream = _pipeline_unary(stream, "AggregateCombine", combiner)
 

@@ -77,8 +77,9 @@ def inspect_batch(stream, fn):
     return _pipeline_unary(stream, "InspectBatch", each)
 
 
-def exchange(stream, route):
-    return _pipeline_unary(stream, "Exchange", lambda t, data: data, pact=Exchange(route))
+def exchange(stream, route=None, *, key=None, batch=None):
+    return _pipeline_unary(stream, "Exchange", lambda t, data: data,
+                           pact=Exchange(route, key=key, batch=batch))
 
 
 def broadcast(stream):
