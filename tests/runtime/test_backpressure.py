@@ -75,16 +75,19 @@ def test_a_slow_consumer_bounds_the_memory_of_its_producers(workers):
     producers = max(1, workers - 1)
     assert sum(seen for seen, _, _ in results) == producers * rounds * ROWS
     for index, (_seen, steady, peak) in enumerate(results):
-        # 150 batches of 1.6 MB: without a window the producers hold
-        # hundreds of MB (see test_without_a_window_the_backlog_grows).
-        assert peak < 2 * steady, (index, steady, peak)
+        # 150 batches of 1.6 MB: without a window the producers grow by
+        # more than 100 MB (see test_without_a_window_the_backlog_grows);
+        # with it by less than a fresh process's whole size (~35 MB). The
+        # growth is what counts: a worker forked from a big process starts
+        # big.
+        assert peak - steady < 30, (index, steady, peak)
 
 
 def test_without_a_window_the_backlog_grows():
     """The control for the test above: the same run unbounded."""
     results = timely.execute(slow_consumer(150, 0.01), 2, window=None)
     _seen, steady, peak = results[0]
-    assert peak > 2 * steady, (steady, peak)
+    assert peak - steady > 100, (steady, peak)
 
 
 def mutual(worker):
@@ -139,7 +142,7 @@ def source_work(worker):
         return (r, [(r, [np.arange(ROWS, dtype=np.int64)])], r)
 
     def consume(_time, records):
-        time.sleep(0.003)
+        time.sleep(0.01)
         seen[0] += sum(len(array) for array in records)
 
     from timely.dataflow.operators.flow_controlled import iterator_source
@@ -219,7 +222,7 @@ def test_a_slow_consumer_on_another_host_bounds_its_producers(n, w, tmp_path):
         results += json.loads(out)
     assert sum(seen for seen, _, _ in results) == (n * w - 1) * 120 * ROWS
     for index, (_seen, steady, peak) in enumerate(results):
-        assert peak < 2 * steady, (index, steady, peak)
+        assert peak - steady < 30, (index, steady, peak)
 
 
 def drop_then_run(worker):
