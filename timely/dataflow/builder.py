@@ -74,6 +74,12 @@ class Activator:
     def activate(self) -> None:
         self._subgraph.activate_child(self._index)
 
+    def activate_after(self, delay: float) -> None:
+        """Schedules the operator once ``delay`` seconds have passed (at once
+        when ``delay <= 0``), as the crate's ``activate_after``: a worker
+        parked meanwhile wakes for it."""
+        self._subgraph.worker.activate_after(self._subgraph, self._index, delay)
+
     __call__ = activate
 
 
