@@ -16,7 +16,7 @@ import logging
 import random
 import time as _time
 
-from timely.communication.allocator import ThreadAllocator
+from timely.communication.allocator import Allocator, ThreadAllocator
 from timely.dataflow.progcaster import Progcaster
 from timely.dataflow.subgraph import Subgraph
 from timely.errors import DataflowError, TimelyError
@@ -98,6 +98,10 @@ class Worker:
         self.progress_mode = progress_mode
         self.allocator = allocator if allocator is not None else ThreadAllocator()
         self.index = self.allocator.index
+        # Whether receive() and release() move anything (a one-worker
+        # allocator's are the interface's no-ops, not called on every step).
+        kind = type(self.allocator)
+        self._moves = kind.receive is not Allocator.receive or kind.release is not Allocator.release
         self.peers = self.allocator.peers
         self.check_progress = check_progress
         self.schedule_rng = random.Random(schedule_seed) if schedule_seed is not None else None
@@ -294,7 +298,8 @@ class Worker:
             raise DataflowError("step() called from inside a step (from operator logic?)")
         self._stepping = True
         try:
-            self.allocator.receive()
+            if self._moves:
+                self.allocator.receive()
             if self._sync_activations:
                 self._apply_sync_activations()
             if self._timers:
@@ -320,7 +325,8 @@ class Worker:
                     if not alive:
                         subgraph.shut_down()
                         del self.dataflows[identifier]
-            self.allocator.release()
+            if self._moves:
+                self.allocator.release()
             if self.logger is not None:
                 self.logger.step_end()
         finally:

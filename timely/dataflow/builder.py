@@ -25,6 +25,8 @@ per input-to-output connection summaries (including "not connected").
 
 from __future__ import annotations
 
+import functools
+
 import os
 import sys
 
@@ -199,7 +201,10 @@ class OperatorBuilder:
         if isinstance(pact, type):
             pact = pact()      # `timely.Pipeline` may be passed without parentheses
         identifier = self.worker.next_channel_id()
-        pusher, puller = pact.connect(self.worker, identifier, self.activator.activate)
+        # The scope's activate_child itself, not the Activator's method that
+        # calls it: one call fewer for every message pushed.
+        pusher, puller = pact.connect(self.worker, identifier,
+                                      functools.partial(self._subgraph.activate_child, self.index))
         if self.worker.logger is not None:
             pusher, puller = self.worker.logger.channel(
                 identifier, self._subgraph, stream.source, (self.index, port), pact, pusher, puller)

@@ -29,9 +29,10 @@ def _pipeline_unary(stream, name: str, transform, pact=None):
             # One input, one output, identity connection: every message's own
             # time is held while it is processed, so no capability check is needed.
             for cap, data in inp:
-                produced = transform(cap.time, data)
+                time = cap._time
+                produced = transform(time, data)
                 if produced:
-                    out.give_unchecked(cap.time, produced)
+                    out.give_unchecked(time, produced)
 
         return run
 
@@ -119,7 +120,7 @@ def concatenate(scope, streams):
             give = out.give_unchecked
             for inp in inputs:
                 for cap, data in inp:
-                    give(cap.time, data)
+                    give(cap._time, data)
 
         return run
 

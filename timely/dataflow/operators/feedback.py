@@ -42,7 +42,7 @@ class LoopHandle:
                 results_in = summary.results_in
                 give = out.give_unchecked
                 for cap, data in inp:
-                    time = results_in(cap.time)
+                    time = results_in(cap._time)
                     if time is None:
                         continue   # the loop counter would overflow: the records leave
                     give(time, data)
