@@ -104,6 +104,33 @@ class InputHandle:
                 current._live = False
                 self._current = None
 
+    def _take_all(self) -> list:
+        """Every waiting message as ``(time, data)``, each recorded as
+        consumed, and no capability made: for timely's own operators whose
+        logic never sees one (map, filter, concat, feedback, ...)."""
+        queue = self._queue
+        if queue is None:
+            return [(cap._time, data) for cap, data in self]
+        if not queue:
+            return []
+        current = self._current
+        if current is not None:
+            current._live = False
+            self._current = None
+        consumed = self._consumed
+        check = self._check
+        taken = []
+        while queue:
+            message = queue.popleft()
+            time, data = message
+            consumed.update(time, len(data))
+            if check and not self.frontier.less_equal(time):
+                raise ProgressError(
+                    f"{self._name}: received data at {time!r}, but the input frontier "
+                    f"{self.frontier.frontier().elements()!r} had passed it")
+            taken.append(message)
+        return taken
+
     def _retire(self) -> None:
         """Ends the current message's validity (the operator's logic returned)."""
         current = self._current
