@@ -503,7 +503,7 @@ class Worker:
         while alive:
             if self._logging is not None:
                 self._logging.end_lonely_feeds()
-            if self.stalled():
+            if not self.active and self.stalled():
                 raise DataflowError(
                     f"worker {self.index}: dataflows {self.installed_dataflows()} cannot complete: "
                     f"{self.describe_holds()}")

@@ -84,9 +84,10 @@ class Subgraph(SubgraphProgress):
     # -- running ------------------------------------------------------------
 
     def schedule(self) -> bool:
-        self.harvest_inputs()
+        if self.inputs:
+            self.harvest_inputs()
         progcaster = self.progcaster
-        if not self.solo or progcaster.puller:
+        if not self.solo or progcaster.puller.queue:
             progcaster.recv(self.final_pointstamp)
         self.propagate_pointstamps()
 
