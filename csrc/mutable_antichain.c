@@ -27,6 +27,7 @@ int tly_ma_init(tly_ma *m, size_t k)
     memset(m, 0, sizeof(*m));
     m->k = k;
     m->stride = sizeof(tly_node) + 2 * k * sizeof(uint64_t);
+    m->hstride = sizeof(tly_slot) + k * sizeof(uint64_t);
     m->root = NIL;
     m->free_head = NIL;
     m->rng = 0x9E3779B97F4A7C15ULL;
@@ -39,11 +40,14 @@ void tly_ma_free(tly_ma *m)
     free(m->front);
     free(m->chg);
     free(m->chgd);
+    free(m->htab);
+    free(m->pend);
     size_t k = m->k;
     size_t stride = m->stride;
     memset(m, 0, sizeof(*m));
     m->k = k;
     m->stride = stride;
+    m->hstride = sizeof(tly_slot) + k * sizeof(uint64_t);
     m->root = NIL;
     m->free_head = NIL;
 }
@@ -160,7 +164,8 @@ static int32_t merge(tly_ma *m, int32_t a, int32_t b)
 
 /* Adds d to the count of t below x; *old receives the previous count (0 when
  * absent); *err is set on OOM, leaving the tree as it was. */
-static int32_t upd(tly_ma *m, int32_t x, const uint64_t *t, int64_t d, int64_t *old, int *err)
+static int32_t upd(tly_ma *m, int32_t x, const uint64_t *t, int64_t d, int64_t *old, int *err,
+                   int32_t *made)
 {
     size_t k = m->k;
     if (x == NIL) {
@@ -169,6 +174,7 @@ static int32_t upd(tly_ma *m, int32_t x, const uint64_t *t, int64_t d, int64_t *
             *err = 1;
             return NIL;
         }
+        *made = n;
         tly_row_copy(N(m, n)->rows, t, k);
         N(m, n)->count = d;
         N(m, n)->left = NIL;
@@ -185,14 +191,13 @@ static int32_t upd(tly_ma *m, int32_t x, const uint64_t *t, int64_t d, int64_t *
         if (N(m, x)->count == 0) {
             int32_t rest = merge(m, N(m, x)->left, N(m, x)->right);
             free_node(m, x);
-            m->size--;
             return rest;
         }
         pull(m, x);
         return x;
     }
     if (c < 0) {
-        int32_t l = upd(m, N(m, x)->left, t, d, old, err);
+        int32_t l = upd(m, N(m, x)->left, t, d, old, err, made);
         if (*err) {
             return x;
         }
@@ -201,7 +206,7 @@ static int32_t upd(tly_ma *m, int32_t x, const uint64_t *t, int64_t d, int64_t *
             return rotate_right(m, x);
         }
     } else {
-        int32_t r = upd(m, N(m, x)->right, t, d, old, err);
+        int32_t r = upd(m, N(m, x)->right, t, d, old, err, made);
         if (*err) {
             return x;
         }
@@ -212,6 +217,242 @@ static int32_t upd(tly_ma *m, int32_t x, const uint64_t *t, int64_t d, int64_t *
     }
     pull(m, x);
     return x;
+}
+
+/* ---- the table of counts ------------------------------------------------ */
+
+static inline uint64_t hash_row(const uint64_t *t, size_t k)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (size_t i = 0; i < k; i++) {
+        h ^= t[i];
+        h *= 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    }
+    h *= 0x94D049BB133111EBULL;
+    return h ^ (h >> 29);
+}
+
+#define NOSLOT ((size_t)-1)
+
+static inline tly_slot *H(const tly_ma *m, size_t i)
+{
+    return (tly_slot *)(m->htab + i * m->hstride);
+}
+
+/* The slot holding t, or NOSLOT. */
+static size_t ht_find(const tly_ma *m, const uint64_t *t)
+{
+    if (m->hcap == 0) {
+        return NOSLOT;
+    }
+    size_t k = m->k;
+    size_t mask = m->hcap - 1;
+    size_t i = (size_t)hash_row(t, k) & mask;
+    while (H(m, i)->node != TLY_MA_EMPTY) {
+        if (tly_row_eq(H(m, i)->key, t, k)) {
+            return i;
+        }
+        i = (i + 1) & mask;
+    }
+    return NOSLOT;
+}
+
+/* A free slot for t, which is absent; the table has room. */
+static size_t ht_place(const tly_ma *m, const uint64_t *t)
+{
+    size_t mask = m->hcap - 1;
+    size_t i = (size_t)hash_row(t, m->k) & mask;
+    while (H(m, i)->node != TLY_MA_EMPTY) {
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+/* Makes room for one more entry (load at most 1/2). */
+static int ht_reserve(tly_ma *m)
+{
+    if (2 * (m->size + 1) <= m->hcap) {
+        return 0;
+    }
+    size_t k = m->k;
+    size_t ncap = m->hcap ? m->hcap * 2 : 16;
+    unsigned char *tab = malloc(ncap * m->hstride);
+    if (tab == NULL) {
+        return -1;
+    }
+    unsigned char *old = m->htab;
+    size_t ocap = m->hcap;
+    m->htab = tab;
+    m->hcap = ncap;
+    for (size_t i = 0; i < ncap; i++) {
+        H(m, i)->node = TLY_MA_EMPTY;
+    }
+    for (size_t i = 0; i < ocap; i++) {
+        const tly_slot *o = (const tly_slot *)(old + i * m->hstride);
+        if (o->node != TLY_MA_EMPTY) {
+            tly_slot *d = H(m, ht_place(m, o->key));
+            d->count = o->count;
+            d->node = o->node;
+            tly_row_copy(d->key, o->key, k);
+        }
+    }
+    free(old);
+    return 0;
+}
+
+/* Frees slot i, moving back the entries of its probe run that would
+ * otherwise be cut off from their home slot (no tombstones). */
+static void ht_remove(tly_ma *m, size_t i)
+{
+    size_t k = m->k;
+    size_t mask = m->hcap - 1;
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (H(m, j)->node == TLY_MA_EMPTY) {
+            break;
+        }
+        size_t home = (size_t)hash_row(H(m, j)->key, k) & mask;
+        /* Entry j may fill the hole at i unless its home lies cyclically in (i, j]. */
+        int stays = (i <= j) ? (i < home && home <= j) : (i < home || home <= j);
+        if (!stays) {
+            tly_row_copy(H(m, i)->key, H(m, j)->key, k);
+            H(m, i)->count = H(m, j)->count;
+            H(m, i)->node = H(m, j)->node;
+            i = j;
+        }
+    }
+    H(m, i)->node = TLY_MA_EMPTY;
+    m->size--;
+}
+
+/* ---- times waiting outside the tree --------------------------------------- */
+
+static int pend_push(tly_ma *m, const uint64_t *t)
+{
+    size_t k = m->k;
+    if (m->plen == m->pcap) {
+        size_t ncap = m->pcap ? m->pcap * 2 : 8;
+        uint64_t *p = realloc(m->pend, ncap * k * sizeof(uint64_t));
+        if (p == NULL) {
+            return -1;
+        }
+        m->pend = p;
+        m->pcap = ncap;
+    }
+    tly_row_copy(m->pend + m->plen * k, t, k);
+    m->plen++;
+    return 0;
+}
+
+/* Post-order: computes the aggregates of a tree built without them. */
+static void pull_all(tly_ma *m, int32_t x)
+{
+    if (x == NIL) {
+        return;
+    }
+    pull_all(m, N(m, x)->left);
+    pull_all(m, N(m, x)->right);
+    pull(m, x);
+}
+
+/* Moves every pending time into the tree. The live ones are sorted; an empty
+ * tree is built from them in one pass (a Cartesian tree on the nodes'
+ * priorities, nodes allocated in time order), a non-empty one takes them in
+ * time order, so that consecutive insertions walk neighbouring paths. */
+static int flush_pending(tly_ma *m)
+{
+    size_t k = m->k;
+    size_t n = m->plen;
+    if (n == 0) {
+        return 0;
+    }
+    /* Keep the live rows: in the table, still pending; mark them taken so a
+     * duplicate row counts once. */
+    size_t live = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t *t = m->pend + i * k;
+        size_t s = ht_find(m, t);
+        if (s == NOSLOT || H(m, s)->node != TLY_MA_PENDING) {
+            continue;
+        }
+        H(m, s)->node = NIL - 2;     /* taken: neither pending nor a node yet */
+        if (live != i) {
+            tly_row_copy(m->pend + live * k, t, k);
+        }
+        live++;
+    }
+    m->plen = 0;
+    if (live == 0) {
+        return 0;
+    }
+    uint32_t *perm = malloc(live * sizeof(uint32_t));
+    int32_t *stack = NULL;
+    if (perm == NULL || tly_sort_rows(m->pend, live, k, perm) != 0) {
+        goto fail;
+    }
+    if (m->root == NIL) {
+        /* An empty tree holds no node: the pool is reused from its start. */
+        m->high = 0;
+        m->free_head = NIL;
+        stack = malloc(live * sizeof(int32_t));
+        if (stack == NULL) {
+            goto fail;
+        }
+        while (m->cap < m->high + live) {
+            if (grow_pool(m) != 0) {
+                goto fail;
+            }
+        }
+        size_t depth = 0;
+        for (size_t i = 0; i < live; i++) {
+            const uint64_t *t = m->pend + (size_t)perm[i] * k;
+            size_t s = ht_find(m, t);
+            int32_t x = (int32_t)m->high++;
+            tly_node *nd = N(m, x);
+            tly_row_copy(nd->rows, t, k);
+            nd->count = H(m, s)->count;
+            nd->prio = next_prio(m);
+            nd->right = NIL;
+            nd->anypos = 0;
+            int32_t last = NIL;
+            while (depth > 0 && N(m, stack[depth - 1])->prio < nd->prio) {
+                last = stack[--depth];
+            }
+            nd->left = last;
+            if (depth > 0) {
+                N(m, stack[depth - 1])->right = x;
+            }
+            stack[depth++] = x;
+            H(m, s)->node = x;
+        }
+        m->root = stack[0];
+        pull_all(m, m->root);
+        free(stack);
+        free(perm);
+        return 0;
+    }
+    for (size_t i = 0; i < live; i++) {
+        const uint64_t *t = m->pend + (size_t)perm[i] * k;
+        size_t s = ht_find(m, t);
+        int64_t old = 0;
+        int err = 0;
+        int32_t made = NIL;
+        int32_t root = upd(m, m->root, t, H(m, s)->count, &old, &err, &made);
+        if (err) {
+            goto fail;
+        }
+        m->root = root;
+        H(m, s)->node = made;
+    }
+    free(perm);
+    return 0;
+fail:
+    /* Out of memory: the tree misses the times not yet placed. */
+    free(perm);
+    free(stack);
+    return -1;
 }
 
 static int log_change(tly_ma *m, const uint64_t *t, int64_t d)
@@ -372,19 +613,48 @@ int tly_ma_update(tly_ma *m, const uint64_t *t, int64_t diff)
         return 0;
     }
     size_t k = m->k;
-    int64_t old = 0;
-    int err = 0;
-    /* Reserve what the frontier bookkeeping may need before the tree changes. */
-    if (reserve_front(m, 1) != 0) {
+    /* Reserve what the bookkeeping may need before anything changes. */
+    if (reserve_front(m, 1) != 0 || ht_reserve(m) != 0) {
         return -1;
     }
-    int32_t root = upd(m, m->root, t, diff, &old, &err);
-    if (err) {
-        return -1;
-    }
-    m->root = root;
-    if (old == 0) {
+    int64_t old;
+    size_t s = ht_find(m, t);
+    if (s == NOSLOT) {
+        /* A new time waits outside the tree until the tree is next searched;
+         * a long list is moved in first, so it never outgrows the table. */
+        if (m->plen >= 2 * m->size + 64 && flush_pending(m) != 0) {
+            return -1;
+        }
+        if (pend_push(m, t) != 0) {
+            return -1;
+        }
+        old = 0;
+        s = ht_place(m, t);
+        tly_row_copy(H(m, s)->key, t, k);
+        H(m, s)->count = diff;
+        H(m, s)->node = TLY_MA_PENDING;
         m->size++;
+    } else {
+        old = H(m, s)->count;
+        int64_t next = old + diff;
+        int32_t x = H(m, s)->node;
+        if (x >= 0) {
+            if (next == 0 || (old > 0) != (next > 0)) {
+                /* The node leaves, or its subtree's positive times change:
+                 * walk from the root to fix the aggregates on the way. */
+                int64_t was = 0;
+                int err = 0;
+                int32_t made = NIL;
+                m->root = upd(m, m->root, t, diff, &was, &err, &made);
+            } else {
+                N(m, x)->count = next;
+            }
+        }
+        if (next == 0) {
+            ht_remove(m, s);
+        } else {
+            H(m, s)->count = next;
+        }
     }
     int64_t now = old + diff;
     if (old <= 0 && now > 0) {
@@ -419,6 +689,10 @@ int tly_ma_update(tly_ma *m, const uint64_t *t, int64_t diff)
                 if (log_change(m, t, -1) != 0) {
                     return -1;
                 }
+                /* The tree is searched: it must hold every time. */
+                if (flush_pending(m) != 0) {
+                    return -1;
+                }
                 /* Only times >= t can have been dominated by t alone, and they
                  * all sort after t. */
                 if (k == 2) {
@@ -433,16 +707,8 @@ int tly_ma_update(tly_ma *m, const uint64_t *t, int64_t diff)
 
 int64_t tly_ma_count(const tly_ma *m, const uint64_t *t)
 {
-    size_t k = m->k;
-    int32_t x = m->root;
-    while (x != NIL) {
-        int c = tly_row_cmp(t, N(m, x)->rows, k);
-        if (c == 0) {
-            return N(m, x)->count;
-        }
-        x = c < 0 ? N(m, x)->left : N(m, x)->right;
-    }
-    return 0;
+    size_t s = ht_find(m, t);
+    return s == NOSLOT ? 0 : H(m, s)->count;
 }
 
 int tly_ma_less_equal(const tly_ma *m, const uint64_t *t)
@@ -471,20 +737,39 @@ size_t tly_ma_compact_changes(tly_ma *m)
     return n;
 }
 
-static size_t dump(const tly_ma *m, int32_t x, uint64_t *rows, int64_t *counts, size_t at)
+int tly_ma_dump(const tly_ma *m, uint64_t *rows, int64_t *counts)
 {
     size_t k = m->k;
-    while (x != NIL) {
-        at = dump(m, N(m, x)->left, rows, counts, at);
-        tly_row_copy(rows + at * k, N(m, x)->rows, k);
-        counts[at] = N(m, x)->count;
-        at++;
-        x = N(m, x)->right;
+    size_t n = m->size;
+    if (n == 0) {
+        return 0;
     }
-    return at;
-}
-
-void tly_ma_dump(const tly_ma *m, uint64_t *rows, int64_t *counts)
-{
-    dump(m, m->root, rows, counts, 0);
+    uint64_t *keys = malloc(n * k * sizeof(uint64_t));
+    int64_t *found = malloc(n * sizeof(int64_t));
+    uint32_t *perm = malloc(n * sizeof(uint32_t));
+    if (keys == NULL || found == NULL || perm == NULL) {
+        free(keys);
+        free(found);
+        free(perm);
+        return -1;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < m->hcap; i++) {
+        if (H(m, i)->node != TLY_MA_EMPTY) {
+            tly_row_copy(keys + j * k, H(m, i)->key, k);
+            found[j] = H(m, i)->count;
+            j++;
+        }
+    }
+    int rc = tly_sort_rows(keys, n, k, perm);
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++) {
+            tly_row_copy(rows + i * k, keys + (size_t)perm[i] * k, k);
+            counts[i] = found[perm[i]];
+        }
+    }
+    free(keys);
+    free(found);
+    free(perm);
+    return rc;
 }

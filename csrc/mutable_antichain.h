@@ -13,6 +13,17 @@
  * staircase, and only the first coordinates between the retired element and
  * its successor are probed, each in O(log n).
  *
+ * Every time with a non-zero count is also in a hash table (open addressing,
+ * linear probing) that holds its count and its tree node, so that reading or
+ * changing a count costs O(1) cache misses, not a root-to-leaf walk. A new
+ * time does not enter the tree at once: it waits in a pending list until the
+ * tree is next searched (a frontier element retires, or the list outgrows the
+ * table). The pending times are then sorted and inserted in order, or, into
+ * an empty tree, built into a treap in one linear pass whose nodes lie in
+ * time order, so later walks touch neighbouring memory. A workload that adds
+ * n times in random order and then retires them costs O(n log n) in all,
+ * with the random accesses of the additions going to the table alone.
+ *
  * Frontier changes are appended to a change log (rows + diffs) that the owner
  * compacts and drains.
  *
@@ -35,6 +46,16 @@ typedef struct tly_node {
     uint64_t rows[];       /* key[k], then meet[k] (valid where anypos) */
 } tly_node;
 
+typedef struct tly_slot {
+    int64_t count;
+    int32_t node;
+    uint32_t pad;
+    uint64_t key[];
+} tly_slot;
+
+#define TLY_MA_EMPTY (-2)
+#define TLY_MA_PENDING (-1)
+
 typedef struct tly_ma {
     size_t k;              /* arity */
 
@@ -47,8 +68,22 @@ typedef struct tly_ma {
     size_t high;           /* nodes ever handed out */
     int32_t free_head;     /* free list threaded through the nodes' left */
     int32_t root;
-    size_t size;           /* live nodes: times with a non-zero count */
+    size_t size;           /* times with a non-zero count (entries of the table) */
     uint64_t rng;
+
+    /* hash table of every time with a non-zero count: slots of `hstride`
+     * bytes, each a tly_slot (count, tree node or TLY_MA_PENDING while not in
+     * the tree, TLY_MA_EMPTY when free) followed by the key (k coordinates),
+     * so that a look-up touches one cache line. hcap is 0 or a power of two. */
+    unsigned char *htab;
+    size_t hstride;
+    size_t hcap;
+
+    /* times not yet in the tree, in arrival order; may hold times since
+     * removed or inserted (they are skipped when the list is flushed) */
+    uint64_t *pend;        /* pcap * k */
+    size_t plen;
+    size_t pcap;
 
     /* frontier, lexicographically sorted */
     uint64_t *front;       /* fcap * k */
@@ -82,7 +117,8 @@ int tly_ma_less_than(const tly_ma *m, const uint64_t *t);
 size_t tly_ma_compact_changes(tly_ma *m);
 
 /* Writes every (time, count) with a non-zero count, in lexicographic order,
- * into rows (size * k) and counts (size). */
-void tly_ma_dump(const tly_ma *m, uint64_t *rows, int64_t *counts);
+ * into rows (size * k) and counts (size). Returns 0, or -1 when memory runs
+ * out (the outputs are then incomplete; the structure is unchanged). */
+int tly_ma_dump(const tly_ma *m, uint64_t *rows, int64_t *counts);
 
 #endif

@@ -11,11 +11,12 @@ watch changed, or something called their activator.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import logging
 import random
 import time as _time
 
-from timely.communication.allocator import ThreadAllocator
+from timely.communication.allocator import Allocator, ThreadAllocator
 from timely.dataflow.progcaster import Progcaster
 from timely.dataflow.subgraph import Subgraph
 from timely.errors import DataflowError, TimelyError
@@ -97,12 +98,18 @@ class Worker:
         self.progress_mode = progress_mode
         self.allocator = allocator if allocator is not None else ThreadAllocator()
         self.index = self.allocator.index
+        # Whether receive() and release() move anything (a one-worker
+        # allocator's are the interface's no-ops, not called on every step).
+        kind = type(self.allocator)
+        self._moves = kind.receive is not Allocator.receive or kind.release is not Allocator.release
         self.peers = self.allocator.peers
         self.check_progress = check_progress
         self.schedule_rng = random.Random(schedule_seed) if schedule_seed is not None else None
         self.dataflows: dict[int, Subgraph] = {}
         self.scopes: list[Subgraph] = []        # every built scope, for idle checks
         self.active: set[int] = set()
+        self._timers: list = []                 # heap of (monotonic deadline, seq, scope, child index)
+        self._timer_seq = 0
         self._next_dataflow = 0
         self._next_channel = 0
         self._next_operator = 0
@@ -298,9 +305,12 @@ class Worker:
             raise DataflowError("step() called from inside a step (from operator logic?)")
         self._stepping = True
         try:
-            self.allocator.receive()
+            if self._moves:
+                self.allocator.receive()
             if self._sync_activations:
                 self._apply_sync_activations()
+            if self._timers:
+                self._fire_timers()
             if self._census_waiting:
                 self._take_census()
             elif self._fewest_finished is not None and self._next_dataflow > self._fewest_finished:
@@ -322,7 +332,8 @@ class Worker:
                     if not alive:
                         subgraph.shut_down()
                         del self.dataflows[identifier]
-            self.allocator.release()
+            if self._moves:
+                self.allocator.release()
             if self.logger is not None:
                 self.logger.step_end()
         finally:
@@ -418,6 +429,7 @@ class Worker:
         """Nothing is active, nothing is pending, and dataflows remain: with one
         worker, nothing can ever happen again."""
         return (self.peers == 1 and bool(self.dataflows) and not self.active
+                and not any(not entry[2].done for entry in self._timers)
                 and not any(s.extract_all() for s in self.scopes if not s.done))
 
     def describe_holds(self) -> str:
@@ -425,9 +437,19 @@ class Worker:
         return "; ".join(h.describe() for h in self.holds()) or "no capability is held"
 
     def step_while(self, condition) -> None:
-        """Steps while ``condition()`` holds."""
+        """Steps while ``condition()`` holds, parking (as :meth:`step_or_park`
+        with no timeout) whenever nothing is runnable: a worker waiting for
+        its peers, a probe or a delayed activation sleeps on its doorbell and
+        wakes when data, progress or an activation arrives.
+
+        ``condition`` is checked after every step and every wake-up; state
+        it reads must change through the worker (data, progress, an
+        activator, a :class:`SyncActivator`), or the wait lasts until the
+        next stall watch (at most a second; never, with ``stall_warning=None``).
+        """
+        step_or_park = self.step_or_park
         while condition():
-            self.step()
+            step_or_park(None)
 
     def await_window(self) -> None:
         """Steps, parking while nothing is active, for as long as a peer
@@ -450,17 +472,47 @@ class Worker:
                             _time.monotonic() - started, self.allocator.full_windows())
 
     def step_or_park(self, timeout: float | None = None) -> bool:
-        """Steps; if nothing was active, first waits up to ``timeout`` seconds
-        for data from other workers."""
-        if not self.active:
-            self.allocator.receive()
-            if not self.active and self.dataflows and not self._sync_activations:
+        """Steps; if nothing is runnable, first waits up to ``timeout``
+        seconds (None: as long as needed) for data or progress from other
+        workers, an activation from another thread, or the next delayed
+        activation (:meth:`Activator.activate_after`), whichever comes first.
+
+        Nothing is lost between finding nothing to do and parking: senders
+        put their data in place before they ring the worker's doorbell, and
+        a ring that comes before the park ends it at once.
+        """
+        if not self.active and self.dataflows and timeout != 0:
+            wait = self._park_time(timeout)
+            if wait != 0:
                 if self.logger is not None:
-                    self.logger.park(timeout)
-                self.allocator.park(timeout)
+                    self.logger.park(wait)
+                self.allocator.park(wait)
                 if self.logger is not None:
                     self.logger.unpark()
         return self.step()
+
+    def _park_time(self, timeout: float | None) -> float | None:
+        """How long the worker may park now: 0 when something is runnable
+        (data received, an activation from another thread, a delayed
+        activation due, changes made outside any scheduling, a peer's
+        dataflow census), else ``timeout`` bounded by the next delayed
+        activation and the next stall watch."""
+        self.allocator.receive()
+        if self.active or self._sync_activations or self._census_waiting:
+            return 0
+        self._poke()
+        if self.active:
+            return 0
+        wake = self._watch_at
+        if self._timers:
+            wake = min(wake, self._timers[0][0])
+        if wake != _INF:
+            until = wake - _time.monotonic()
+            if until <= 0:
+                return 0
+            if timeout is None or until < timeout:
+                return until
+        return timeout
 
     def has_dataflows(self) -> bool:
         return bool(self.dataflows)
@@ -469,19 +521,26 @@ class Worker:
         return sorted(self.dataflows)
 
     def drain(self, timeout: float | None = None) -> None:
-        """Steps until every dataflow has completed."""
+        """Steps until every dataflow has completed, parking whenever nothing
+        is runnable. Raises DataflowError when, with one worker, nothing can
+        ever happen again (see :meth:`stalled`), or after ``timeout`` seconds."""
         deadline = None if timeout is None else _time.monotonic() + timeout
-        while self.step_or_park(0.001 if self.peers > 1 else 0):
+        wait = None
+        alive = self.step()
+        while alive:
             if self._logging is not None:
                 self._logging.end_lonely_feeds()
-            if self.stalled():
+            if not self.active and self.stalled():
                 raise DataflowError(
                     f"worker {self.index}: dataflows {self.installed_dataflows()} cannot complete: "
                     f"{self.describe_holds()}")
-            if deadline is not None and _time.monotonic() > deadline:
-                raise DataflowError(
-                    f"worker {self.index}: dataflows {self.installed_dataflows()} did not complete "
-                    f"within {timeout} s")
+            if deadline is not None:
+                wait = deadline - _time.monotonic()
+                if wait < 0:
+                    raise DataflowError(
+                        f"worker {self.index}: dataflows {self.installed_dataflows()} did not "
+                        f"complete within {timeout} s")
+            alive = self.step_or_park(wait)
 
     # -- the rest of the crate's worker API ------------------------------------
 
@@ -567,6 +626,24 @@ class Worker:
                 if scope.path == address[:-1] and not scope.done:
                     scope.activate_child(address[-1])
                     break
+
+    def activate_after(self, scope, index: int, delay: float) -> None:
+        """Schedules child ``index`` of ``scope`` (a :class:`Subgraph`) once
+        ``delay`` seconds have passed (at once if ``delay <= 0``); a parked
+        worker wakes for it. :meth:`Activator.activate_after` calls this."""
+        if not delay > 0:
+            scope.activate_child(index)
+            return
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (_time.monotonic() + delay, self._timer_seq, scope, index))
+
+    def _fire_timers(self) -> None:
+        timers = self._timers
+        now = _time.monotonic()
+        while timers and timers[0][0] <= now:
+            _, _, scope, index = heapq.heappop(timers)
+            if not scope.done:
+                scope.activate_child(index)
 
     def drop_dataflow(self, identifier: int) -> None:
         """Removes the dataflow ``identifier`` (``installed_dataflows()`` lists

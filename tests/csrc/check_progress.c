@@ -254,6 +254,167 @@ static void check_antichain(size_t k, unsigned range, size_t steps)
     tly_ma_free(&m);
 }
 
+/* Larger runs against a growable model: many distinct times, so that new
+ * times wait outside the tree, the waiting list outgrows the table and is
+ * moved in, the tree empties and is rebuilt in one pass, and the table grows
+ * and shrinks through removals. Counts are checked at every step, the
+ * frontier every `every` steps, the dump at the end. `dominated` makes most
+ * times land above a low time that is held throughout one phase. */
+typedef struct {
+    uint64_t *t;
+    int64_t *c;
+    size_t n, cap;
+} big_model;
+
+static int64_t *big_count(big_model *md, const uint64_t *t, size_t k)
+{
+    for (size_t i = 0; i < md->n; i++) {
+        if (tly_row_eq(md->t + i * k, t, k)) {
+            return &md->c[i];
+        }
+    }
+    if (md->n == md->cap) {
+        md->cap = md->cap ? md->cap * 2 : 64;
+        md->t = realloc(md->t, md->cap * k * sizeof(uint64_t));
+        md->c = realloc(md->c, md->cap * sizeof(int64_t));
+    }
+    tly_row_copy(md->t + md->n * k, t, k);
+    md->c[md->n] = 0;
+    return &md->c[md->n++];
+}
+
+static void check_big_frontier(const tly_ma *m, const big_model *md, size_t k, size_t step)
+{
+    size_t expect = 0;
+    for (size_t i = 0; i < md->n; i++) {
+        if (md->c[i] <= 0) {
+            continue;
+        }
+        int minimal = 1;
+        for (size_t j = 0; j < md->n && minimal; j++) {
+            if (j != i && md->c[j] > 0 && tly_row_le(md->t + j * k, md->t + i * k, k)) {
+                minimal = 0;
+            }
+        }
+        if (!minimal) {
+            continue;
+        }
+        expect++;
+        int found = 0;
+        for (size_t f = 0; f < m->flen; f++) {
+            found |= tly_row_eq(m->front + f * k, md->t + i * k, k);
+        }
+        CHECK(found, "large: frontier misses a minimal time (step %zu)", step);
+    }
+    CHECK(expect == m->flen, "large: frontier has %zu elements, expected %zu (step %zu)",
+          m->flen, expect, step);
+}
+
+static void check_antichain_large(size_t k, unsigned range, size_t steps, size_t every)
+{
+    tly_ma m;
+    big_model md = {NULL, NULL, 0, 0};
+    tly_ma_init(&m, k);
+    uint64_t t[3];
+    uint64_t low[3] = {0, 0, 0};
+    for (size_t s = 0; s < steps; s++) {
+        size_t phase = (s / 500) % 4;
+        if (phase == 1 && s % 500 == 0) {
+            /* Hold the least time for a phase: later times are dominated. */
+            CHECK(tly_ma_update(&m, low, 1) == 0, "update failed");
+            *big_count(&md, low, k) += 1;
+        }
+        if (phase == 2 && s % 500 == 0) {
+            CHECK(tly_ma_update(&m, low, -1) == 0, "update failed");
+            *big_count(&md, low, k) -= 1;
+        }
+        for (size_t c = 0; c < k; c++) {
+            t[c] = 1 + rnd() % range;
+        }
+        /* Phase 3 retires what is held, so the tree empties now and then. */
+        int64_t d = phase == 3 ? -1 : (int64_t)(rnd() % 5) - 2;
+        if (phase == 3) {
+            size_t live = 0;
+            for (size_t i = 0; i < md.n; i++) {
+                if (md.c[i] != 0) {
+                    tly_row_copy(t, md.t + i * k, k);
+                    d = -md.c[i];
+                    live = 1;
+                    break;
+                }
+            }
+            if (!live) {
+                continue;
+            }
+        }
+        CHECK(tly_ma_update(&m, t, d) == 0, "update failed");
+        int64_t *c = big_count(&md, t, k);
+        *c += d;
+        CHECK(tly_ma_count(&m, t) == *c, "large: count mismatch (step %zu)", s);
+        if (s % every == 0) {
+            check_big_frontier(&m, &md, k, s);
+            size_t nonzero = 0;
+            for (size_t i = 0; i < md.n; i++) {
+                nonzero += md.c[i] != 0;
+            }
+            CHECK(nonzero == m.size, "large: %zu times held, expected %zu", m.size, nonzero);
+        }
+        m.clen = 0;
+    }
+    check_big_frontier(&m, &md, k, steps);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < md.n; i++) {
+        nonzero += md.c[i] != 0;
+    }
+    CHECK(nonzero == m.size, "large: %zu times held, expected %zu", m.size, nonzero);
+    if (nonzero) {
+        uint64_t *rows = malloc(nonzero * k * sizeof(uint64_t));
+        int64_t *counts = malloc(nonzero * sizeof(int64_t));
+        CHECK(tly_ma_dump(&m, rows, counts) == 0, "dump failed");
+        for (size_t i = 0; i < nonzero; i++) {
+            if (i > 0) {
+                CHECK(tly_row_cmp(rows + (i - 1) * k, rows + i * k, k) < 0, "dump unsorted");
+            }
+            CHECK(*big_count(&md, rows + i * k, k) == counts[i], "dump count mismatch");
+        }
+        free(rows);
+        free(counts);
+    }
+    free(md.t);
+    free(md.c);
+    tly_ma_free(&m);
+}
+
+/* Times that come and go above a held one: each waits outside the tree and
+ * is removed before the tree is searched, so the waiting list fills with
+ * times no longer held and must be emptied while it stays long. */
+static void check_antichain_churn(size_t k)
+{
+    tly_ma m;
+    tly_ma_init(&m, k);
+    uint64_t low[3] = {0, 0, 0};
+    uint64_t t[3];
+    CHECK(tly_ma_update(&m, low, 1) == 0, "update failed");
+    for (uint64_t i = 1; i <= 2000; i++) {
+        for (size_t c = 0; c < k; c++) {
+            t[c] = i % 7 == 0 ? 5 : i;     /* some times come back */
+        }
+        CHECK(tly_ma_update(&m, t, 2) == 0, "update failed");
+        CHECK(tly_ma_count(&m, t) == 2, "churn: count mismatch");
+        CHECK(tly_ma_update(&m, t, -2) == 0, "update failed");
+        CHECK(tly_ma_count(&m, t) == 0, "churn: count not zero");
+        CHECK(m.size == 1 && m.flen == 1, "churn: %zu times, frontier of %zu", m.size, m.flen);
+        CHECK(m.plen <= 2 * m.size + 64, "churn: %zu times waiting", m.plen);
+    }
+    for (size_t c = 0; c < k; c++) {
+        t[c] = 9;
+    }
+    CHECK(tly_ma_update(&m, t, 1) == 0, "update failed");
+    CHECK(tly_ma_update(&m, low, -1) == 0, "update failed");
+    CHECK(m.size == 1 && m.flen == 1 && tly_row_eq(m.front, t, k), "churn: wrong frontier");
+    tly_ma_free(&m);
+}
+
 int main(void)
 {
     size_t cases = 0;
@@ -277,6 +438,10 @@ int main(void)
             check_antichain(k, 4 + rep % 5, 120);
             cases++;
         }
+        check_antichain_large(k, k == 1 ? 3000 : 40, 6000, 97);
+        check_antichain_large(k, k == 1 ? 300 : 12, 6000, 31);
+        check_antichain_churn(k);
+        cases += 3;
     }
     printf("csrc checks passed: %zu cases\n", cases);
     return 0;

@@ -103,8 +103,9 @@ class Allocator:
 
     def park(self, timeout: float | None) -> None:
         """Waits until data may have arrived, :meth:`unpark` is called, or
-        ``timeout`` seconds pass."""
-        if timeout:
+        ``timeout`` seconds pass (None: no limit; 0: returns at once). An
+        :meth:`unpark` that came since the last park ends this one at once."""
+        if timeout is None or timeout > 0:
             event = self._unpark_event()
             event.wait(timeout)
             event.clear()

@@ -25,6 +25,8 @@ per input-to-output connection summaries (including "not connected").
 
 from __future__ import annotations
 
+import functools
+
 import os
 import sys
 
@@ -73,6 +75,12 @@ class Activator:
 
     def activate(self) -> None:
         self._subgraph.activate_child(self._index)
+
+    def activate_after(self, delay: float) -> None:
+        """Schedules the operator once ``delay`` seconds have passed (at once
+        when ``delay <= 0``), as the crate's ``activate_after``: a worker
+        parked meanwhile wakes for it."""
+        self._subgraph.worker.activate_after(self._subgraph, self._index, delay)
 
     __call__ = activate
 
@@ -193,7 +201,10 @@ class OperatorBuilder:
         if isinstance(pact, type):
             pact = pact()      # `timely.Pipeline` may be passed without parentheses
         identifier = self.worker.next_channel_id()
-        pusher, puller = pact.connect(self.worker, identifier, self.activator.activate)
+        # The scope's activate_child itself, not the Activator's method that
+        # calls it: one call fewer for every message pushed.
+        pusher, puller = pact.connect(self.worker, identifier,
+                                      functools.partial(self._subgraph.activate_child, self.index))
         if self.worker.logger is not None:
             pusher, puller = self.worker.logger.channel(
                 identifier, self._subgraph, stream.source, (self.index, port), pact, pusher, puller)

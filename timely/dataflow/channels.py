@@ -76,7 +76,13 @@ class Counter:
             self.produced.update(time, n)
             pushers = self._pushers
             if len(pushers) == 1:
-                pushers[0].push(time, data)
+                pusher = pushers[0]
+                if type(pusher) is PipelinePusher:
+                    # PipelinePusher.push, inlined: the commonest channel.
+                    pusher.queue.append((time, data))
+                    pusher.on_data()
+                else:
+                    pusher.push(time, data)
             else:
                 self.tee.push(time, data)
 

@@ -11,6 +11,7 @@ replaced by a fresh list, never copied.
 
 from __future__ import annotations
 
+from timely.communication.allocator import Puller
 from timely.dataflow.capability import Capability, InputCapability, _stale
 from timely.errors import CapabilityError, ProgressError
 from timely.progress.timestamp import less_equal
@@ -30,11 +31,13 @@ class InputHandle:
     those it is less than or equal to.
     """
 
-    __slots__ = ("_puller", "_consumed", "_outputs", "_summaries", "frontier", "_check", "_name",
-                 "_current")
+    __slots__ = ("_puller", "_queue", "_consumed", "_outputs", "_summaries", "frontier", "_check",
+                 "_name", "_current")
 
     def __init__(self, puller, consumed, outputs, summaries, frontier, check: bool, name: str):
         self._puller = puller
+        # A plain puller's deque is read directly (no call per message).
+        self._queue = puller.queue if type(puller) is Puller else None
         self._consumed = consumed
         self._outputs = outputs          # the operator's OutputHandles, filled in as they are made
         self._summaries = summaries
@@ -62,12 +65,14 @@ class InputHandle:
         return cap, data
 
     def __iter__(self):
-        if not self._puller:
+        queue = self._queue
+        if not (self._puller if queue is None else queue):
             return iter(())
         return self._messages()
 
     def _messages(self):
-        pull = self._puller.pull
+        queue = self._queue
+        pull = self._puller.pull if queue is None else queue.popleft
         consumed = self._consumed
         outputs = self._outputs
         summaries = self._summaries
@@ -76,6 +81,9 @@ class InputHandle:
             while True:
                 if cap is not None:
                     cap._live = False
+                if queue is not None and not queue:
+                    self._current = None
+                    return
                 message = pull()
                 if message is None:
                     self._current = None
@@ -95,6 +103,33 @@ class InputHandle:
             if current is not None:
                 current._live = False
                 self._current = None
+
+    def _take_all(self) -> list:
+        """Every waiting message as ``(time, data)``, each recorded as
+        consumed, and no capability made: for timely's own operators whose
+        logic never sees one (map, filter, concat, feedback, ...)."""
+        queue = self._queue
+        if queue is None:
+            return [(cap._time, data) for cap, data in self]
+        if not queue:
+            return []
+        current = self._current
+        if current is not None:
+            current._live = False
+            self._current = None
+        consumed = self._consumed
+        check = self._check
+        taken = []
+        while queue:
+            message = queue.popleft()
+            time, data = message
+            consumed.update(time, len(data))
+            if check and not self.frontier.less_equal(time):
+                raise ProgressError(
+                    f"{self._name}: received data at {time!r}, but the input frontier "
+                    f"{self.frontier.frontier().elements()!r} had passed it")
+            taken.append(message)
+        return taken
 
     def _retire(self) -> None:
         """Ends the current message's validity (the operator's logic returned)."""

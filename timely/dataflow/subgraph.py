@@ -38,6 +38,7 @@ class Subgraph(SubgraphProgress):
         self.progcaster = None
         self.rng = worker.schedule_rng
         self.eager = worker.progress_mode == "eager" or worker.peers == 1
+        self.solo = worker.peers == 1      # progress batches need not travel
         self.id = None                     # the root's operator identifier (a child's is its state's)
         self.logged = parent.logged if parent is not None else True
         self.root = parent.root if parent is not None else self
@@ -83,8 +84,11 @@ class Subgraph(SubgraphProgress):
     # -- running ------------------------------------------------------------
 
     def schedule(self) -> bool:
-        self.harvest_inputs()
-        self.progcaster.recv(self.final_pointstamp)
+        if self.inputs:
+            self.harvest_inputs()
+        progcaster = self.progcaster
+        if not self.solo or progcaster.puller.queue:
+            progcaster.recv(self.final_pointstamp)
         self.propagate_pointstamps()
 
         heap = self.heap
@@ -97,7 +101,25 @@ class Subgraph(SubgraphProgress):
         node_quiet = self.tracker.node_quiet
         logger = self.worker.logger if self.logged else None
         try:
-            for index in self.activated():
+            # The children to run this round, each once, in index order;
+            # children activated meanwhile with a higher index join the round
+            # (``activate_child`` pushes them onto the heap).
+            shuffled = self.activated() if self.rng is not None else None
+            heapq.heapify(heap)
+            heappop = heapq.heappop
+            previous = -1
+            while True:
+                if shuffled is None:
+                    if not heap:
+                        break
+                    index = heappop(heap)
+                    if index <= previous:
+                        continue
+                    self.current = previous = index
+                else:
+                    index = next(shuffled, None)
+                    if index is None:
+                        break
                 child = children[index]
                 operator = child.operator
                 if operator is None:
@@ -120,20 +142,29 @@ class Subgraph(SubgraphProgress):
         finally:
             self.scheduling = False
             self.current = -1
-        if local and (self.eager or self.must_send(False)):
-            self.progcaster.send(local)
+        if local:
+            if self.solo and self.worker.logger is None:
+                # One worker: its batch would come straight back through the
+                # progress channel; it is applied as received instead.
+                if final:
+                    get = final.get
+                    for key, diff in local.items():
+                        final[key] = get(key, 0) + diff
+                    local.clear()
+                else:
+                    self.final_pointstamp, self.local_pointstamp = local, final
+                    final = local
+            elif self.eager or self.must_send(False):
+                self.progcaster.send(local)
         if final:
             self.activate_self()
         return self.incomplete_count > 0 or self.tracker.tracking_anything()
 
     def activated(self):
-        """The children to run this round, each once, in index order; children
-        activated meanwhile with a higher index join the round.
-
-        With ``schedule_seed`` (adversarial testing) the round is the
-        activated children in a random order instead, and whatever is
-        activated meanwhile waits for the next round.
-        """
+        """With ``schedule_seed`` (adversarial testing): the activated
+        children in a random order; whatever is activated meanwhile waits
+        for the next round. (Otherwise :meth:`schedule` runs them in index
+        order.)"""
         heap = self.heap
         if self.rng is not None:
             order = sorted(set(heap))

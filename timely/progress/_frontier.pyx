@@ -397,7 +397,8 @@ cdef class MutableAntichain:
             free(counts)
             raise MemoryError("MutableAntichain.updates: out of memory")
         try:
-            tly_ma_dump(&self.m, rows, counts)
+            if tly_ma_dump(&self.m, rows, counts) != 0:
+                raise MemoryError("MutableAntichain.updates: out of memory")
             return [(make_time(&rows[i * self.k], self.k), counts[i]) for i in range(n)]
         finally:
             free(rows)

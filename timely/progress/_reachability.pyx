@@ -775,7 +775,8 @@ cdef class Tracker:
             free(counts)
             raise MemoryError("Tracker: out of memory")
         try:
-            tly_ma_dump(m, rows, counts)
+            if tly_ma_dump(m, rows, counts) != 0:
+                raise MemoryError("Tracker: out of memory")
             return [(make_time(&rows[i * self.k], self.k), counts[i]) for i in range(n)]
         finally:
             free(rows)

@@ -34,4 +34,4 @@ cdef extern from "mutable_antichain.h" nogil:
     int tly_ma_less_equal(const tly_ma *m, const uint64_t *t)
     int tly_ma_less_than(const tly_ma *m, const uint64_t *t)
     size_t tly_ma_compact_changes(tly_ma *m)
-    void tly_ma_dump(const tly_ma *m, uint64_t *rows, int64_t *counts)
+    int tly_ma_dump(const tly_ma *m, uint64_t *rows, int64_t *counts)

@@ -24,15 +24,6 @@ from timely.errors import BarrierError
 
 __all__ = ["Barrier", "BarrierError"]
 
-# While waiting, step without parking for this many steps first: the other
-# workers are usually close behind, and a park costs a system call and a
-# wake-up. After that, park between steps so that a worker waiting for a slow
-# peer does not spin a core (spinning longer slows the round down as soon as
-# workers share cores); the park ends early when a message arrives.
-_SPIN_STEPS = 32
-_PARK_SECONDS = 0.01
-
-
 class Barrier:
     """A reusable barrier across all the workers of a computation.
 
@@ -105,14 +96,10 @@ class Barrier:
         self.advance()
         probe = self._probe
         target = self._input.time
-        worker = self._worker
-        spins = 0
-        while probe.less_than(target):
-            if spins < _SPIN_STEPS:
-                spins += 1
-                worker.step()
-            else:
-                worker.step_or_park(_PARK_SECONDS)
+        # Parks whenever nothing is runnable: a worker waiting for a slow
+        # peer leaves the core to it, and wakes when the peer's progress
+        # arrives.
+        self._worker.step_while(lambda: probe.less_than(target))
 
     def close(self) -> None:
         """Leaves the barrier for good: the other workers no longer wait for

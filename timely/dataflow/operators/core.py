@@ -27,11 +27,13 @@ def _pipeline_unary(stream, name: str, transform, pact=None):
 
         def run(frontiers):
             # One input, one output, identity connection: every message's own
-            # time is held while it is processed, so no capability check is needed.
-            for cap, data in inp:
-                produced = transform(cap.time, data)
+            # time is held while it is processed, so no capability check is
+            # needed, and the logic sees no capability: none is made.
+            give = out.give_unchecked
+            for time, data in inp._take_all():
+                produced = transform(time, data)
                 if produced:
-                    out.give_unchecked(cap.time, produced)
+                    give(time, produced)
 
         return run
 
@@ -119,8 +121,8 @@ def concatenate(scope, streams):
             # Identity connections: each message's own time is held while it is current.
             give = out.give_unchecked
             for inp in inputs:
-                for cap, data in inp:
-                    give(cap.time, data)
+                for time, data in inp._take_all():
+                    give(time, data)
 
         return run
 

@@ -41,8 +41,8 @@ class LoopHandle:
                 # gives is held while the message is current.
                 results_in = summary.results_in
                 give = out.give_unchecked
-                for cap, data in inp:
-                    time = results_in(cap.time)
+                for time, data in inp._take_all():
+                    time = results_in(time)
                     if time is None:
                         continue   # the loop counter would overflow: the records leave
                     give(time, data)
