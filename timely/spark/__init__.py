@@ -23,7 +23,7 @@ from collections import deque
 import numpy as np
 
 from timely.container import Batch
-from timely.errors import SparkConfigError, TimelyError
+from timely.errors import SparkConfigError, SparkTaskError, TimelyError, WorkerFailed
 
 __all__ = ["SparkConfigError", "foreach_batch", "map_batches", "preflight", "run"]
 
@@ -43,21 +43,51 @@ def _arrow_schema(struct):
     return to_arrow_schema(struct)
 
 
+def _conf(spark, key: str, default=None):
+    """A session conf value, or ``default`` (classic and Spark Connect alike)."""
+    try:
+        value = spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001 - a conf the server does not know
+        value = None
+    return default if value is None else value
+
+
+def _local_cores(master: str) -> int | None:
+    """The cores of a ``local``, ``local[n]``, ``local[*]`` or
+    ``local[n,failures]`` master; None for any other master."""
+    if not master.startswith("local"):
+        return None
+    inside = master[len("local"):].strip("[]").split(",")[0]
+    if inside == "":
+        return 1
+    if inside == "*":
+        return os.cpu_count() or 1
+    return int(inside)
+
+
 def slots(spark) -> int:
-    """How many tasks the session can run at once."""
-    conf = spark.sparkContext.getConf()
-    cpus = int(conf.get("spark.task.cpus", "1"))
-    master = spark.sparkContext.master
-    if master.startswith("local"):
-        inside = master[len("local"):].strip("[]").split(",")[0]
-        if inside in ("", "1"):
-            cores = 1
-        elif inside == "*":
-            cores = os.cpu_count() or 1
-        else:
-            cores = int(inside)
-        return max(0, cores // cpus)
-    return max(0, spark.sparkContext.defaultParallelism // cpus)
+    """How many tasks the session can run at once: what Spark's own barrier
+    check counts (every executor's free cores over ``spark.task.cpus``, from
+    the scheduler backend), not ``defaultParallelism``. Under Spark Connect,
+    which has no SparkContext: a local master's cores, else
+    ``spark.executor.instances`` × ``spark.executor.cores``."""
+    cpus = int(_conf(spark, "spark.task.cpus", "1"))
+    try:
+        context = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        context = None
+    if context is not None:
+        jsc = context._jsc.sc()
+        return int(jsc.maxNumConcurrentTasks(jsc.resourceProfileManager()
+                                             .defaultResourceProfile()))
+    master = _conf(spark, "spark.master", "")
+    cores = _local_cores(master)
+    if cores is None:
+        instances = _conf(spark, "spark.executor.instances")
+        if instances is None:
+            return -1                     # unknown: Spark's own check decides
+        cores = int(instances) * int(_conf(spark, "spark.executor.cores", "1"))
+    return max(0, cores // cpus)
 
 
 def preflight(spark, workers: int) -> None:
@@ -66,17 +96,16 @@ def preflight(spark, workers: int) -> None:
     slots than workers. Costs no Spark job."""
     if workers < 1:
         raise SparkConfigError(f"workers must be at least 1, not {workers}")
-    conf = spark.sparkContext.getConf()
-    if conf.get("spark.dynamicAllocation.enabled", "false").lower() == "true":
+    if str(_conf(spark, "spark.dynamicAllocation.enabled", "false")).lower() == "true":
         raise SparkConfigError(
             "barrier stages cannot run with dynamic allocation: set "
             "spark.dynamicAllocation.enabled=false for this session")
     available = slots(spark)
-    if available < workers:
+    if 0 <= available < workers:
         raise SparkConfigError(
             f"{workers} timely workers need {workers} task slots at once, the session has "
-            f"{available} (master {spark.sparkContext.master!r}, spark.task.cpus "
-            f"{conf.get('spark.task.cpus', '1')}): ask for fewer workers or more cores")
+            f"{available} (master {_conf(spark, 'spark.master', '?')!r}, spark.task.cpus "
+            f"{_conf(spark, 'spark.task.cpus', '1')}): ask for fewer workers or more cores")
 
 
 def _epochs(batch: Batch, epoch_col: str):
@@ -98,13 +127,14 @@ def _epochs(batch: Batch, epoch_col: str):
     return [(int(v), rest.take(order[bounds[k]:bounds[k + 1]])) for k, v in enumerate(values)]
 
 
-def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_col, host, options):
+def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_col, host, options,
+              ports=None):
     """The body of one barrier task: yields the output as Arrow record batches."""
     from timely.dataflow.channels import Pipeline
     from timely.spark._task import TaskWorker
     from timely.worker import Worker
 
-    task = TaskWorker(index, peers, all_gather, host)
+    task = TaskWorker(index, peers, all_gather, host, ports=ports)
     try:
         worker = Worker(task.allocator, **options)
         out: deque = deque()
@@ -145,6 +175,47 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
         task.close()
 
 
+#: Session conf keys read by :func:`run` (``spark.conf.set`` or ``--conf``).
+CONF_LISTEN_ADDRESS = "spark.timely.listenAddress"
+CONF_PORTS = "spark.timely.ports"
+CONF_WATCHDOG = "spark.timely.watchdogTimeout"
+WATCHDOG_DEFAULT = 300.0
+
+
+def _cancel_stage(spark):
+    """A function that cancels a stage of ``spark`` with a reason, or None
+    where the session has no SparkContext (Spark Connect)."""
+    try:
+        context = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has none
+        return None
+    jsc = context._jsc.sc()
+
+    def cancel(stage: int, reason: str) -> None:
+        if stage >= 0:
+            jsc.cancelStage(stage, reason)
+
+    return cancel
+
+
+def _raise_with_cause(error: BaseException, partition: int, meeting) -> None:
+    """Reports how this task failed to the driver; a task stopped because a
+    peer went away raises that peer's own exception instead."""
+    import traceback
+
+    if isinstance(error, WorkerFailed) and meeting is not None:
+        cause = meeting.cause()
+        if cause is not None:
+            meeting.failed(error, traceback.format_exc(), secondary=True)
+            raise SparkTaskError(
+                f"timely worker {partition} stopped because worker {cause['partition']} "
+                f"failed: {cause['type']}: {cause['message']}\n"
+                f"--- the traceback of worker {cause['partition']} ---\n"
+                f"{cause['traceback']}") from error
+    if meeting is not None:
+        meeting.failed(error, traceback.format_exc())
+
+
 def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None = None,
         host: str | None = None, rendezvous: str = "driver", **options):
     """Runs ``dataflow`` over ``df`` with one timely worker per Spark task.
@@ -160,15 +231,28 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     starts all ``workers`` tasks together (``df`` is repartitioned to that
     many partitions when it differs) and retries them together; workers find
     each other through one rendezvous and then talk directly: shared-memory
-    rings on one host, authenticated TCP (listening on ``host``, by default
-    ``SPARK_LOCAL_IP`` or loopback) between hosts. The rendezvous is a small
-    server in the driver (``rendezvous="driver"``, milliseconds) or the
+    rings between tasks on one machine (same boot id and network namespace),
+    authenticated TCP otherwise. Each task decides its own listen address on
+    its executor (``host``, else the session conf ``spark.timely.listenAddress``,
+    else the executor's ``SPARK_LOCAL_IP``, else the address of its route to
+    the driver) and port (the first free one in ``spark.timely.ports``, e.g.
+    ``7100-7199``, else any). The rendezvous is a small server in the driver
+    (``rendezvous="driver"``, milliseconds; it logs the data path of every
+    pair at INFO on the ``timely.spark`` logger once per stage attempt) or the
     barrier context's ``allGather`` (``rendezvous="allgather"``, about a
-    second per stage: the JVM polls); see :mod:`timely.spark.rendezvous`. The
-    result is repartitioned so that a failed task reruns the whole stage.
-    Lazy, like any DataFrame.
+    second per stage: the JVM polls); see :mod:`timely.spark.rendezvous`.
+
+    Never a silent hang: :func:`preflight` first; then, with the driver's
+    rendezvous, a watchdog cancels the stage when its tasks have not all
+    started, or a failed attempt has not been retried, within
+    ``spark.timely.watchdogTimeout`` seconds (300 by default); a task that
+    stops because a peer failed raises the peer's own exception, type,
+    message and traceback. The result is repartitioned so that a failed task
+    reruns the whole stage. Lazy, like any DataFrame.
     """
     from pyspark import BarrierTaskContext
+
+    from timely.spark._task import listen_address, parse_ports
 
     spark = df.sparkSession
     peers = workers or df.rdd.getNumPartitions()
@@ -177,13 +261,17 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
         df = df.repartition(peers)
     struct = _struct(spark, schema)
     arrow_schema = _arrow_schema(struct)
-    host = host or os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
+    configured = host or _conf(spark, CONF_LISTEN_ADDRESS)
+    ports = parse_ports(_conf(spark, CONF_PORTS))
+    watchdog = float(_conf(spark, CONF_WATCHDOG, WATCHDOG_DEFAULT))
+    driver_host = _conf(spark, "spark.driver.host") or os.environ.get("SPARK_LOCAL_IP") \
+        or "127.0.0.1"
     if rendezvous == "driver":
         from timely.spark.rendezvous import driver_server
 
-        driver_host = spark.sparkContext.getConf().get("spark.driver.host", host)
         server = driver_server(driver_host)
-        meeting = (server.address, server.secret, server.new_run(peers))
+        meeting = (server.address, server.secret,
+                   server.new_run(peers, watchdog, _cancel_stage(spark)), watchdog)
     elif rendezvous == "allgather":
         meeting = None
     else:
@@ -192,14 +280,24 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     def task(batches):
         context = BarrierTaskContext.get()
         partition = context.partitionId()
+        here = listen_address(configured, driver_host)
         if meeting is None:
-            gather = context.allGather
+            gather, met = context.allGather, None
         else:
-            from timely.spark.rendezvous import driver_gather
+            from timely.spark.rendezvous import Meeting
 
-            gather = driver_gather(meeting[0], meeting[1], meeting[2], partition)
-        yield from _run_task(partition, peers, gather, batches, dataflow,
-                             arrow_schema, epoch_col, host, options)
+            met = Meeting(meeting[0], meeting[1], meeting[2], partition, timeout=meeting[3],
+                          stage=context.stageId())
+            gather = met.gather
+        try:
+            yield from _run_task(partition, peers, gather, batches, dataflow,
+                                 arrow_schema, epoch_col, here, options, ports)
+        except Exception as error:
+            _raise_with_cause(error, partition, met)
+            raise
+        finally:
+            if met is not None:
+                met.done()
 
     return df.mapInArrow(task, struct, barrier=True).repartition(peers)
 
