@@ -17,15 +17,25 @@ timely``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections import deque
 
 import numpy as np
 
 from timely.container import Batch
-from timely.errors import SparkConfigError, SparkTaskError, TimelyError, WorkerFailed
+from timely.errors import (
+    SparkConfigError,
+    SparkSchemaError,
+    SparkTaskError,
+    TimelyError,
+    WorkerFailed,
+)
 
-__all__ = ["SparkConfigError", "foreach_batch", "map_batches", "preflight", "run"]
+__all__ = ["SparkConfigError", "SparkSchemaError", "foreach_batch", "map_batches", "preflight",
+           "run"]
+
+log = logging.getLogger("timely.spark")
 
 
 def _struct(spark, schema):
@@ -37,10 +47,75 @@ def _struct(spark, schema):
     return spark.createDataFrame([], schema).schema
 
 
-def _arrow_schema(struct):
-    from pyspark.sql.pandas.types import to_arrow_schema
+def _schemas(df, schema, epoch_col):
+    """The declared output's StructType and Arrow schema, and the input's
+    Arrow schema, checked at the driver: every type carries to Arrow, the
+    epoch column exists and holds integers."""
+    from timely.spark.schema import arrow_schema, session_time_zone
 
-    return to_arrow_schema(struct)
+    spark = df.sparkSession
+    zone = session_time_zone(spark)
+    struct = _struct(spark, schema)
+    incoming = arrow_schema(df.schema, zone)
+    if epoch_col is not None:
+        import pyarrow as pa
+
+        if epoch_col not in incoming.names:
+            raise SparkSchemaError(f"the epoch column {epoch_col!r} is not a column of the "
+                                   f"DataFrame, which has {incoming.names}")
+        if not pa.types.is_integer(incoming.field(epoch_col).type):
+            raise SparkSchemaError(f"the epoch column {epoch_col!r} holds "
+                                   f"{incoming.field(epoch_col).type}, not integers")
+    return struct, arrow_schema(struct, zone), incoming
+
+
+def _dry_run(body, incoming, outgoing, epoch_col, cast: bool) -> None:
+    """Pushes one made-up row of ``incoming`` through ``body`` (a dataflow
+    builder, or a batch function when not a dataflow) on one worker in the
+    driver, and holds whatever comes out against ``outgoing``: a missing,
+    renamed or mistyped column raises here, before any task starts. Code
+    that cannot run on the made-up row (or outside a task) is left to the
+    tasks, which check every batch the same way."""
+    from timely.spark.schema import conform, probe
+
+    batch = probe(incoming)
+    if epoch_col is not None:
+        batch = batch.select([n for n in batch.names if n != epoch_col])
+    outputs: list = []
+    try:
+        outputs.extend(body(batch))
+    except SparkSchemaError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the tasks will check instead
+        log.debug("timely.spark: the dry run on the driver did not finish (%s: %s); the "
+                  "tasks check the output's schema", type(error).__name__, error)
+        return
+    for out in outputs:
+        if isinstance(out, Batch) and out.names:
+            conform(out, outgoing, cast)
+
+
+def _through_dataflow(dataflow):
+    """``batch -> [output batches]`` of ``dataflow`` on one worker here."""
+    def body(batch):
+        from timely.dataflow.channels import Pipeline
+        from timely.launch import execute_directly
+
+        outputs: list = []
+
+        def work(worker):
+            with worker.dataflow() as scope:
+                handle, cap, stream = scope.new_unordered_input()
+                dataflow(stream).sink(Pipeline(), "SparkOutput",
+                                      lambda input_: outputs.extend(d for _, d in input_))
+            handle.session(cap).give_container(batch)
+            handle.flush()
+            cap.drop()
+
+        execute_directly(work)
+        return outputs
+
+    return body
 
 
 def _conf(spark, key: str, default=None):
@@ -128,10 +203,11 @@ def _epochs(batch: Batch, epoch_col: str):
 
 
 def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_col, host, options,
-              ports=None):
+              ports=None, cast=False):
     """The body of one barrier task: yields the output as Arrow record batches."""
     from timely.dataflow.channels import Pipeline
     from timely.spark._task import TaskWorker
+    from timely.spark.schema import conform
     from timely.worker import Worker
 
     task = TaskWorker(index, peers, all_gather, host, ports=ports)
@@ -154,7 +230,7 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
                     raise TimelyError(f"the dataflow's output carries {type(data).__name__}, "
                                       "not timely.Batch")
                 if len(data):
-                    yield data.to_arrow(arrow_schema)
+                    yield conform(data, arrow_schema, cast)
 
         for record_batch in batches:
             batch = Batch.from_arrow(record_batch)
@@ -217,15 +293,26 @@ def _raise_with_cause(error: BaseException, partition: int, meeting) -> None:
 
 
 def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None = None,
-        host: str | None = None, rendezvous: str = "driver", **options):
+        host: str | None = None, rendezvous: str = "driver", cast: bool = False,
+        dry_run: bool = True, **options):
     """Runs ``dataflow`` over ``df`` with one timely worker per Spark task.
 
     ``dataflow(stream) -> stream`` is called in every worker's root scope with
     the stream of its partition's rows as :class:`timely.Batch` es (at the
     epoch in ``epoch_col``, dropped from the batch, or at epoch 0) and
-    returns the stream whose batches form the output, cast to ``schema`` (a
-    StructType or DDL string). The input closes when the partition ends and
-    each worker runs until its dataflow completes.
+    returns the stream whose batches form the output, with exactly the
+    columns of ``schema`` (a StructType or DDL string), of its types unless
+    ``cast=True`` (:func:`timely.spark.schema.conform`). Every Arrow type
+    Spark produces arrives: numbers, times and text without nulls as numpy
+    columns or StringColumns, the rest (nulls, decimals, binary, arrays,
+    structs, maps) as :class:`timely.container.ArrowColumn`, null rows
+    null. The input closes when the partition ends and each worker runs
+    until its dataflow completes.
+
+    Checked at the driver before any task starts: every column's type, the
+    epoch column, and (``dry_run=True``) the output's columns, by pushing one
+    made-up row through the dataflow on one worker in the driver (a missing,
+    renamed or mistyped column raises :class:`SparkSchemaError` naming it).
 
     The stage is barrier mode (``mapInArrow(..., barrier=True)``), so Spark
     starts all ``workers`` tasks together (``df`` is repartitioned to that
@@ -259,8 +346,9 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     preflight(spark, peers)
     if df.rdd.getNumPartitions() != peers:
         df = df.repartition(peers)
-    struct = _struct(spark, schema)
-    arrow_schema = _arrow_schema(struct)
+    struct, arrow_schema, incoming = _schemas(df, schema, epoch_col)
+    if dry_run:
+        _dry_run(_through_dataflow(dataflow), incoming, arrow_schema, epoch_col, cast)
     configured = host or _conf(spark, CONF_LISTEN_ADDRESS)
     ports = parse_ports(_conf(spark, CONF_PORTS))
     watchdog = float(_conf(spark, CONF_WATCHDOG, WATCHDOG_DEFAULT))
@@ -291,7 +379,7 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
             gather = met.gather
         try:
             yield from _run_task(partition, peers, gather, batches, dataflow,
-                                 arrow_schema, epoch_col, here, options, ports)
+                                 arrow_schema, epoch_col, here, options, ports, cast)
         except Exception as error:
             _raise_with_cause(error, partition, met)
             raise
@@ -302,20 +390,26 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     return df.mapInArrow(task, struct, barrier=True).repartition(peers)
 
 
-def map_batches(df, fn, schema):
+def map_batches(df, fn, schema, cast: bool = False, dry_run: bool = True):
     """``fn(batch) -> Batch`` (or a dict of arrays) over every Arrow batch of
-    ``df``: numpy views of the columns in, the result cast to ``schema``. No
+    ``df``: numpy views of the columns in (nulls and nested types as
+    :class:`timely.container.ArrowColumn`), the result held to ``schema`` as
+    :func:`run` does (checked on one made-up row at the driver first). No
     barrier and no exchange: for stateless steps and pre-aggregation."""
-    spark = df.sparkSession
-    struct = _struct(spark, schema)
-    arrow_schema = _arrow_schema(struct)
+    from timely.spark.schema import conform
+
+    struct, arrow_schema, incoming = _schemas(df, schema, None)
+
+    def one(batch):
+        result = fn(batch)
+        return result if isinstance(result, Batch) else Batch(result)
+
+    if dry_run:
+        _dry_run(lambda batch: [one(batch)], incoming, arrow_schema, None, cast)
 
     def task(batches):
         for record_batch in batches:
-            result = fn(Batch.from_arrow(record_batch))
-            if not isinstance(result, Batch):
-                result = Batch(result)
-            yield result.to_arrow(arrow_schema)
+            yield conform(one(Batch.from_arrow(record_batch)), arrow_schema, cast)
 
     return df.mapInArrow(task, struct)
 
