@@ -127,6 +127,11 @@ def _conf(spark, key: str, default=None):
     return default if value is None else value
 
 
+def _is_connect(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no SparkContext, no RDDs)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def _local_cores(master: str) -> int | None:
     """The cores of a ``local``, ``local[n]``, ``local[*]`` or
     ``local[n,failures]`` master; None for any other master."""
@@ -293,7 +298,7 @@ def _raise_with_cause(error: BaseException, partition: int, meeting) -> None:
 
 
 def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None = None,
-        host: str | None = None, rendezvous: str = "driver", cast: bool = False,
+        host: str | None = None, rendezvous: str = "auto", cast: bool = False,
         dry_run: bool = True, **options):
     """Runs ``dataflow`` over ``df`` with one timely worker per Spark task.
 
@@ -327,7 +332,15 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     (``rendezvous="driver"``, milliseconds; it logs the data path of every
     pair at INFO on the ``timely.spark`` logger once per stage attempt) or the
     barrier context's ``allGather`` (``rendezvous="allgather"``, about a
-    second per stage: the JVM polls); see :mod:`timely.spark.rendezvous`.
+    second per stage: the JVM polls); ``"auto"`` (the default) takes the
+    driver's server, and ``allGather`` from a Spark Connect session, whose
+    client the executors may not reach; see :mod:`timely.spark.rendezvous`.
+
+    Spark Connect: ``df`` of a Connect session works the same (no
+    SparkContext is used; the stage is always repartitioned to ``workers``,
+    by default the session's task slots); the watchdog and the peer's own
+    exception need the driver's server, which a Connect client can offer
+    with ``rendezvous="driver"`` when the executors reach it.
 
     Never a silent hang: :func:`preflight` first; then, with the driver's
     rendezvous, a watchdog cancels the stage when its tasks have not all
@@ -342,9 +355,11 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     from timely.spark._task import listen_address, parse_ports
 
     spark = df.sparkSession
-    peers = workers or df.rdd.getNumPartitions()
+    connect = _is_connect(spark)
+    partitions = None if connect else df.rdd.getNumPartitions()
+    peers = workers or partitions or slots(spark)
     preflight(spark, peers)
-    if df.rdd.getNumPartitions() != peers:
+    if partitions != peers:                # unknown under Spark Connect: always
         df = df.repartition(peers)
     struct, arrow_schema, incoming = _schemas(df, schema, epoch_col)
     if dry_run:
@@ -354,6 +369,8 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     watchdog = float(_conf(spark, CONF_WATCHDOG, WATCHDOG_DEFAULT))
     driver_host = _conf(spark, "spark.driver.host") or os.environ.get("SPARK_LOCAL_IP") \
         or "127.0.0.1"
+    if rendezvous == "auto":
+        rendezvous = "allgather" if connect else "driver"
     if rendezvous == "driver":
         from timely.spark.rendezvous import driver_server
 
@@ -363,7 +380,8 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     elif rendezvous == "allgather":
         meeting = None
     else:
-        raise SparkConfigError(f"rendezvous is 'driver' or 'allgather', not {rendezvous!r}")
+        raise SparkConfigError(f"rendezvous is 'auto', 'driver' or 'allgather', not "
+                               f"{rendezvous!r}")
 
     def task(batches):
         context = BarrierTaskContext.get()
