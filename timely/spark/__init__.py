@@ -299,7 +299,7 @@ def _raise_with_cause(error: BaseException, partition: int, meeting) -> None:
 
 def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None = None,
         host: str | None = None, rendezvous: str = "auto", cast: bool = False,
-        dry_run: bool = True, **options):
+        dry_run: bool = True, repartition: bool = True, **options):
     """Runs ``dataflow`` over ``df`` with one timely worker per Spark task.
 
     ``dataflow(stream) -> stream`` is called in every worker's root scope with
@@ -347,8 +347,15 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     started, or a failed attempt has not been retried, within
     ``spark.timely.watchdogTimeout`` seconds (300 by default); a task that
     stops because a peer failed raises the peer's own exception, type,
-    message and traceback. The result is repartitioned so that a failed task
-    reruns the whole stage. Lazy, like any DataFrame.
+    message and traceback.
+
+    The result is repartitioned (``repartition=True``): a shuffle boundary
+    after the barrier stage, so that Spark accepts any later step on it.
+    Without it
+    (``repartition=False``, one shuffle of the output less) Spark refuses
+    ``take``, ``first``, ``show``, ``limit`` and ``coalesce`` directly on the
+    result (its barrier-stage check); ``collect``, ``count``, writes and
+    aggregations work. Lazy, like any DataFrame.
     """
     from pyspark import BarrierTaskContext
 
@@ -405,7 +412,8 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
             if met is not None:
                 met.done()
 
-    return df.mapInArrow(task, struct, barrier=True).repartition(peers)
+    result = df.mapInArrow(task, struct, barrier=True)
+    return result.repartition(peers) if repartition else result
 
 
 def map_batches(df, fn, schema, cast: bool = False, dry_run: bool = True):
