@@ -208,7 +208,7 @@ def _epochs(batch: Batch, epoch_col: str):
 
 
 def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_col, host, options,
-              ports=None, cast=False):
+              ports=None, cast=False, log_paths=False):
     """The body of one barrier task: yields the output as Arrow record batches."""
     from timely.dataflow.channels import Pipeline
     from timely.spark._task import TaskWorker
@@ -216,6 +216,11 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
     from timely.worker import Worker
 
     task = TaskWorker(index, peers, all_gather, host, ports=ports)
+    if log_paths and index == 0:
+        from timely.spark.rendezvous import describe_paths
+
+        log.info("timely.spark stage of %d workers: data paths %s", peers,
+                 describe_paths(task.everyone))
     try:
         worker = Worker(task.allocator, **options)
         out: deque = deque()
@@ -404,7 +409,8 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
             gather = met.gather
         try:
             yield from _run_task(partition, peers, gather, batches, dataflow,
-                                 arrow_schema, epoch_col, here, options, ports, cast)
+                                 arrow_schema, epoch_col, here, options, ports, cast,
+                                 log_paths=met is None)
         except Exception as error:
             _raise_with_cause(error, partition, met)
             raise
