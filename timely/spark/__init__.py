@@ -44,7 +44,13 @@ def _struct(spark, schema):
 
     if isinstance(schema, StructType):
         return schema
-    return spark.createDataFrame([], schema).schema
+    struct = _DDL.get(schema)
+    if struct is None:                  # a round trip to the JVM: once per DDL string
+        struct = _DDL[schema] = spark.createDataFrame([], schema).schema
+    return struct
+
+
+_DDL: dict = {}
 
 
 def _schemas(df, schema, epoch_col):
