@@ -251,10 +251,11 @@ class DriverRendezvous:
                 if report.get("done"):
                     return
                 state.failures.append((partition, report))
-                what = (f"task {partition} failed ({report.get('type', '?')})"
-                        if "type" in report else f"task {partition} was lost")
-                state.arm(f"{what} and the barrier stage of {state.peers} timely workers was "
-                          "not retried")
+                if state.deadline is None:  # else armed by an earlier failure of the round
+                    what = (f"task {partition} failed ({report.get('type', '?')})"
+                            if "type" in report else f"task {partition} was lost")
+                    state.arm(f"{what} and the barrier stage of {state.peers} timely workers "
+                              "was not retried")
             state.changed.notify_all()
 
     def _answer_why(self, session, run: str, partition: int) -> None:
