@@ -125,7 +125,7 @@ def test_the_watchdog_fires_when_a_round_does_not_complete_in_time():
     out, errors = {}, {}
 
     def one():
-        meeting = Meeting(server.address, server.secret, run, 0, timeout=5, stage=7)
+        meeting = Meeting(server.address, server.secret, run, 0, timeout=1.5, stage=7)
         try:
             out[0] = meeting.gather("{}")
         except RendezvousError as error:
@@ -142,6 +142,7 @@ def test_the_watchdog_fires_when_a_round_does_not_complete_in_time():
     t.join(30)
     assert fired and fired[0][0] == 7
     assert "did not start all its tasks within 0.5 s" in fired[0][1]
+    assert isinstance(errors[0], RendezvousError) and not out      # the task gave up too
 
 
 def test_a_stopped_task_gets_the_failed_peer_s_own_exception_and_the_watchdog_is_armed():
