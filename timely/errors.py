@@ -32,6 +32,7 @@ __all__ = [
     "SequencerError",
     "SparkConfigError",
     "SparkTaskError",
+    "SparkSchemaError",
     "RendezvousError",
 ]
 
@@ -154,6 +155,13 @@ class SparkConfigError(TimelyError, RuntimeError):
 
 class SparkTaskError(TimelyError, RuntimeError):
     """A timely worker inside a Spark task could not start or was stopped."""
+
+
+class SparkSchemaError(TimelyError, TypeError):
+    """A DataFrame's columns do not fit what a :mod:`timely.spark` call
+    declares (a column missing, renamed or of another type, a type Spark
+    cannot carry): raised at the driver before any task starts where it can
+    be seen there; the message names the column."""
 
 
 class RendezvousError(TimelyError, ConnectionError):

@@ -235,8 +235,27 @@ def test_from_arrow_with_nulls():
         [pa.array([1.0, None]), pa.array(["a", None])], names=["f", "s"]
     )
     b = Batch.from_arrow(record_batch)
-    assert np.isnan(b["f"][1]) and b["f"][0] == 1.0
+    # a null stays a null: masked in numpy, null again in Arrow (never NaN)
+    assert b["f"].mask.tolist() == [False, True] and b["f"][0] == 1.0
     assert b["s"].tolist() == ["a", None]
+    assert b.to_arrow().to_pylist() == [{"f": 1.0, "s": "a"}, {"f": None, "s": None}]
+    taken = Batch.concat([b.take(np.array([1])), Batch({"f": [2.0], "s": ["b"]})])
+    assert taken.to_arrow().column("f").to_pylist() == [None, 2.0]
+
+
+def test_arrow_columns_cross_processes_as_arrow():
+    import pickle
+
+    from timely.container import ArrowColumn
+    from timely.container.serialize import column_parts
+
+    kinds = [pa.array([[1, 2], None]), pa.array([{"a": 1}, None]),
+             pa.array([b"x", None]), pa.array([1, None], pa.int64())]
+    b = Batch.from_arrow(pa.RecordBatch.from_arrays(kinds, names=["l", "s", "b", "i"]))
+    assert all(type(c) is ArrowColumn for c in b.columns.values())
+    assert column_parts(b.column("l")) is None          # the wire pickles it whole
+    assert pickle.loads(pickle.dumps(b)).equals(b)
+    assert b.slice(1, 2).to_arrow().to_pylist() == [{"l": None, "s": None, "b": None, "i": None}]
 
 
 def test_to_arrow_shares_numeric_buffers():

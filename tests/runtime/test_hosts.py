@@ -101,14 +101,18 @@ class Hosts:
             self.remove()
             raise
 
-    def popen(self, p: int, program: str, args, env, **kwargs) -> subprocess.Popen:
-        """``python -c program args`` on host ``p`` (the process is Python itself:
-        ``ip netns exec``, ``unshare`` and ``sh`` exec into it)."""
-        command = (f"hostname timely-host-{p} && exec {sys.executable} -c \"$0\" \"$@\"")
+    def spawn(self, p: int, argv, env, **kwargs) -> subprocess.Popen:
+        """``argv`` on host ``p``, under its host name (the process is
+        ``argv[0]`` itself: ``ip netns exec``, ``unshare`` and ``sh`` exec into it)."""
+        command = f"hostname timely-host-{p} && exec \"$0\" \"$@\""
         return subprocess.Popen(
             ["ip", "netns", "exec", self.names[p], "unshare", "--uts", "sh", "-c", command,
-             program, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, **kwargs)
+             *argv], env=env, **kwargs)
+
+    def popen(self, p: int, program: str, args, env, **kwargs) -> subprocess.Popen:
+        """``python -c program args`` on host ``p``, its output piped as text."""
+        return self.spawn(p, [sys.executable, "-c", program, *args], env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
     def remove(self) -> None:
         for name in reversed(self.made):

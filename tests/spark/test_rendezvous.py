@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from timely.spark.rendezvous import DriverRendezvous, RendezvousError, driver_gather
+from timely.spark.rendezvous import DriverRendezvous, Meeting, RendezvousError, driver_gather
 
 
 def gather_all(server, run, partitions, timeout=20):
@@ -116,3 +116,60 @@ def test_a_wrong_secret_or_unknown_run_is_refused():
     garbage.close()
     out, errors = gather_all(server, run, [0])
     assert not errors and out[0] == [json.dumps({"p": 0})]
+
+
+def test_the_watchdog_fires_when_a_round_does_not_complete_in_time():
+    server = DriverRendezvous()
+    fired = []
+    run = server.new_run(2, timeout=0.5, on_timeout=lambda stage, why: fired.append((stage, why)))
+    out, errors = {}, {}
+
+    def one():
+        meeting = Meeting(server.address, server.secret, run, 0, timeout=1.5, stage=7)
+        try:
+            out[0] = meeting.gather("{}")
+        except RendezvousError as error:
+            errors[0] = error
+        finally:
+            meeting.close()
+
+    t = threading.Thread(target=one)
+    t.start()
+    deadline = time.monotonic() + 10
+    while not fired and time.monotonic() < deadline:
+        time.sleep(0.05)
+    server.close()
+    t.join(30)
+    assert fired and fired[0][0] == 7
+    assert "did not start all its tasks within 0.5 s" in fired[0][1]
+    assert isinstance(errors[0], RendezvousError) and not out      # the task gave up too
+
+
+def test_a_stopped_task_gets_the_failed_peer_s_own_exception_and_the_watchdog_is_armed():
+    server = DriverRendezvous()
+    fired = []
+    run = server.new_run(2, timeout=1.0, on_timeout=lambda stage, why: fired.append(why))
+    meetings = [Meeting(server.address, server.secret, run, p, timeout=10, stage=3)
+                for p in range(2)]
+    threads = [threading.Thread(target=m.gather, args=(json.dumps({"index": m.partition}),))
+               for m in meetings]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    try:
+        raise ValueError("the real failure")
+    except ValueError as error:
+        import traceback
+
+        meetings[1].failed(error, traceback.format_exc())
+    cause = meetings[0].cause()
+    assert cause["partition"] == 1 and cause["type"] == "builtins.ValueError"
+    assert cause["message"] == "the real failure" and "raise ValueError" in cause["traceback"]
+    meetings[0].close()
+    deadline = time.monotonic() + 10
+    while not fired and time.monotonic() < deadline:
+        time.sleep(0.05)
+    server.close()
+    assert fired and "task 1 failed (builtins.ValueError)" in fired[0]
+    assert "was not retried within 1 s" in fired[0]

@@ -112,6 +112,10 @@ def test_a_failed_task_is_retried_with_the_same_answer(spark, tmp_path):
 
         # runs in one task only: the partition holding key 0 at epoch 0
         def check(time_, data):
+            from pyspark import TaskContext
+
+            if TaskContext.get() is None:          # the driver's dry run
+                return
             if len(data) and time_ == 0 and (data["key"] == 0).any():
                 fail_once(data)
 

@@ -13,7 +13,8 @@ import pytest
 
 import timely
 from timely.communication.shm import PREFIX, SHM_DIRECTORY
-from timely.spark._task import TaskWorker, machine_identity
+from timely.errors import SparkTaskError
+from timely.spark._task import TaskWorker, listen, listen_address, machine_identity, parse_ports
 from timely.spark.rendezvous import DriverRendezvous, driver_gather
 
 MACHINES = {"one host": lambda i: "host-a", "two hosts": lambda i: f"host-{i}"}
@@ -129,6 +130,34 @@ def test_tasks_exchange_data(machines):
     assert merged == list(range(30))
 
 
-def test_the_machine_identity_names_this_host_and_boot():
+def test_the_machine_identity_is_the_boot_and_the_network_namespace():
     identity = machine_identity()
-    assert identity.startswith(os.uname().nodename + "/") and len(identity) > len("x/")
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot = f.read().strip()
+    assert identity == f"{boot}/net:{os.stat('/proc/self/ns/net').st_ino}"
+
+
+def test_a_task_decides_its_listen_address_and_port():
+    assert listen_address("10.1.2.3", "127.0.0.1") == "10.1.2.3"
+    saved = os.environ.pop("SPARK_LOCAL_IP", None)
+    try:
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.5"
+        assert listen_address(None, "127.0.0.1") == "127.0.0.5"
+        del os.environ["SPARK_LOCAL_IP"]
+        # the local end of the route to the driver
+        assert listen_address(None, "127.0.0.1") == "127.0.0.1"
+    finally:
+        if saved is not None:
+            os.environ["SPARK_LOCAL_IP"] = saved
+    taken = listen("127.0.0.1", None)
+    port = taken.getsockname()[1]
+    try:
+        other = listen("127.0.0.1", (port, port + 50))
+        assert port < other.getsockname()[1] <= port + 50
+        other.close()
+        with pytest.raises(SparkTaskError, match="spark.timely.ports"):
+            listen("127.0.0.1", (port, port))
+    finally:
+        taken.close()
+    with pytest.raises(ValueError):
+        parse_ports("9-2")

@@ -47,14 +47,154 @@ import numpy as np
 from timely.container._columns import StringColumn, strings_or_none
 from timely.errors import BatchError
 
-__all__ = ["Batch"]
+__all__ = ["ArrowColumn", "Batch"]
+
+
+class ArrowColumn:
+    """A column kept as a ``pyarrow.Array``: what numpy cannot hold as it is
+    (nulls, decimals, binary, lists, structs, maps) passes through a
+    dataflow with its Arrow type and validity bitmap intact.
+
+    Taking, slicing and concatenating are Arrow's compiled kernels (no Python
+    call per row); crossing to another worker, the column travels as one
+    pickle of the Arrow array (Arrow's buffers, out of band). ``to_numpy()``
+    (what ``batch[name]`` returns) is a numpy masked array for numbers,
+    booleans and times with nulls (the mask is true where a row is null) and
+    an object array (``None`` for null) for the rest. A numpy masked array
+    given to :class:`Batch` becomes an ArrowColumn.
+
+    >>> import pyarrow as pa
+    >>> c = ArrowColumn(pa.array([1, None, 3]))
+    >>> c.take(np.array([2, 1])).to_arrow().to_pylist()
+    [3, None]
+    >>> c.to_numpy().tolist(), c.null_count
+    ([1, None, 3], 1)
+    """
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        if hasattr(array, "combine_chunks"):
+            array = array.combine_chunks()
+        self.array = array
+
+    @classmethod
+    def from_masked(cls, values) -> ArrowColumn:
+        """A numpy masked array (true = null) as a column."""
+        import pyarrow as pa
+
+        mask = np.ma.getmaskarray(values)
+        return cls(pa.array(np.ma.getdata(values), mask=mask))
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    @property
+    def type(self):
+        """The Arrow type."""
+        return self.array.type
+
+    @property
+    def null_count(self) -> int:
+        return self.array.null_count
+
+    @property
+    def nbytes(self) -> int:
+        return self.array.nbytes
+
+    def take(self, index) -> ArrowColumn:
+        return ArrowColumn(self.array.take(np.asarray(index)))
+
+    def __getitem__(self, where) -> ArrowColumn:
+        if not isinstance(where, slice):
+            raise BatchError("an ArrowColumn is indexed by a slice; use take for positions")
+        start, stop, step = where.indices(len(self.array))
+        if step != 1:
+            return self.take(np.arange(start, stop, step))
+        return ArrowColumn(self.array.slice(start, max(0, stop - start)))
+
+    @staticmethod
+    def concat(parts: list) -> ArrowColumn:
+        import pyarrow as pa
+
+        arrays = [p.array if type(p) is ArrowColumn else _to_arrow_array(p) for p in parts]
+        target = next(p.array.type for p in parts if type(p) is ArrowColumn)
+        arrays = [a if a.type == target else a.cast(target) for a in arrays]
+        return ArrowColumn(pa.concat_arrays(arrays))
+
+    def to_arrow(self):
+        return self.array
+
+    def to_numpy(self) -> np.ndarray:
+        import pyarrow as pa
+
+        kind = self.array.type
+        primitive = (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+                     or pa.types.is_boolean(kind) or pa.types.is_temporal(kind))
+        if primitive:
+            valid = self.array.is_valid().to_numpy(zero_copy_only=False)
+            filled = self.array.fill_null(_zero(kind)) if self.array.null_count else self.array
+            data = filled.to_numpy(zero_copy_only=False)
+            return np.ma.masked_array(data, mask=~valid)
+        values = np.empty(len(self.array), dtype=object)
+        values[:] = self.array.to_pylist()
+        return values
+
+    def tolist(self) -> list:
+        return self.array.to_pylist()
+
+    def equals(self, other) -> bool:
+        return type(other) is ArrowColumn and self.array.equals(other.array)
+
+    def __reduce__(self):
+        return (ArrowColumn, (self.array,))
+
+    def __repr__(self) -> str:
+        return f"ArrowColumn({self.array.type}, {len(self.array)} rows, {self.null_count} null)"
+
+
+def _zero(kind):
+    """A value of Arrow type ``kind`` to stand in a null's place."""
+    import pyarrow as pa
+
+    if pa.types.is_boolean(kind):
+        return False
+    if pa.types.is_date32(kind) or pa.types.is_time32(kind):
+        return pa.scalar(0, pa.int32()).cast(kind)
+    return pa.scalar(0, pa.int64()).cast(kind)
+
+
+def _to_arrow_array(column):
+    import pyarrow as pa
+
+    if type(column) is StringColumn:
+        return column.to_arrow()
+    if type(column) is ArrowColumn:
+        return column.array
+    return pa.array(column)
+
+
+def arrow_kept(kind, nulls: int) -> bool:
+    """Whether :meth:`Batch.from_arrow` keeps a column of Arrow type ``kind``
+    with ``nulls`` nulls as an :class:`ArrowColumn`."""
+    import pyarrow as pa
+
+    if nulls:
+        return True
+    return not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+                or pa.types.is_boolean(kind) or pa.types.is_string(kind)
+                or pa.types.is_large_string(kind) or pa.types.is_timestamp(kind)
+                or pa.types.is_date(kind) or pa.types.is_duration(kind))
 
 
 def as_column(name: str, values):
-    """``values`` as a column: a StringColumn, or a numpy array (a list or
-    tuple of str becomes a StringColumn; an ndarray is taken as it is)."""
-    if type(values) is StringColumn:
+    """``values`` as a column: a StringColumn, an ArrowColumn (also for a
+    numpy masked array), or a numpy array (a list or tuple of str becomes a
+    StringColumn; an ndarray is taken as it is)."""
+    if type(values) is StringColumn or type(values) is ArrowColumn:
         return values
+    if isinstance(values, np.ma.MaskedArray):
+        return ArrowColumn.from_masked(values)
     if type(values) is np.ndarray:
         array = values
     else:
@@ -71,13 +211,17 @@ def as_column(name: str, values):
 
 
 def values_of(column) -> np.ndarray:
-    """A column as a numpy array (a string column as its cached object array of str)."""
-    return column.to_numpy() if type(column) is StringColumn else column
+    """A column as a numpy array (a string column as its cached object array
+    of str, an ArrowColumn as a masked or object array)."""
+    return column.to_numpy() if type(column) is StringColumn or type(column) is ArrowColumn \
+        else column
 
 
 def same_values(a, b) -> bool:
     if type(a) is StringColumn and type(b) is StringColumn:
         return a.equals(b)
+    if type(a) is ArrowColumn or type(b) is ArrowColumn:
+        return _to_arrow_array(a).equals(_to_arrow_array(b))
     return np.array_equal(values_of(a), values_of(b))
 
 
@@ -85,6 +229,8 @@ def concat_columns(parts: list):
     """One column of the rows of ``parts``, in order."""
     if all(type(p) is np.ndarray for p in parts):
         return np.concatenate(parts)
+    if any(type(p) is ArrowColumn for p in parts):
+        return ArrowColumn.concat(parts)
     strings = []
     for part in parts:
         if type(part) is np.ndarray:
@@ -171,7 +317,7 @@ class Batch:
 
     def __repr__(self) -> str:
         cols = ", ".join(
-            f"{n}: {c.type if type(c) is StringColumn else c.dtype}"
+            f"{n}: {c.type if type(c) is StringColumn or type(c) is ArrowColumn else c.dtype}"
             for n, c in self._columns.items())
         return f"Batch({self._length} rows; {cols})"
 
@@ -260,11 +406,12 @@ class Batch:
     def from_arrow(cls, record_batch) -> Batch:
         """Columns of a ``pyarrow.RecordBatch`` (or Table; chunks are joined).
 
-        Numeric columns without nulls are zero-copy read-only views of the
-        Arrow buffers; ``string`` and ``large_string`` columns without nulls
-        are StringColumns sharing the Arrow buffers (no Python str is made);
-        other columns (nulls, booleans, nested types) are converted once by
-        Arrow's ``to_numpy``."""
+        Numeric and time columns without nulls are zero-copy read-only views
+        of the Arrow buffers (a time zone is the schema's, given back by
+        :meth:`to_arrow`); ``string`` and ``large_string`` columns without
+        nulls are StringColumns sharing the Arrow buffers (no Python str is
+        made); booleans are converted once; columns with nulls, decimals,
+        binary and nested types stay Arrow arrays (:class:`ArrowColumn`)."""
         import pyarrow as pa
 
         columns = {}
@@ -272,8 +419,11 @@ class Batch:
             if hasattr(column, "combine_chunks"):
                 column = column.combine_chunks()
             kind = column.type
+            if arrow_kept(kind, column.null_count):
+                columns[name] = ArrowColumn(column)
+                continue
             text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-            if text and not column.null_count:
+            if text:
                 columns[name] = StringColumn.from_arrow(column)
                 continue
             try:
@@ -287,8 +437,7 @@ class Batch:
         zero-copy), cast to ``schema`` when given."""
         import pyarrow as pa
 
-        arrays = [c.to_arrow() if type(c) is StringColumn else pa.array(c)
-                  for c in self._columns.values()]
+        arrays = [_to_arrow_array(c) for c in self._columns.values()]
         rb = pa.RecordBatch.from_arrays(arrays, names=list(self._columns))
         if schema is not None:
             rb = rb.select(schema.names).cast(schema)

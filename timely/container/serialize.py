@@ -15,8 +15,10 @@ each a buffer written as it is in memory:
   offsets) or ``"|large_string"`` (int64 offsets); two parts, the rows + 1
   offsets (the first 0) and the UTF-8 bytes they index. An object array
   whose rows are all str (that have UTF-8) is written as one, encoded in C;
-- any other column (Python objects): spec ``"|O"``, one part, which the
-  framing writes.
+- any other column (Python objects, or an
+  :class:`~timely.container.ArrowColumn`: nulls and nested Arrow types):
+  spec ``"|O"``, one part, which the framing writes (the wire pickles an
+  ArrowColumn as one Arrow array, its buffers out of band).
 
 The *head* of a column is ``spec length u8, spec, rows u64`` and then the
 byte size (u64, little-endian) of each part. Numbers inside parts are in the
@@ -52,6 +54,7 @@ import struct
 import numpy as np
 
 from timely.container._columns import StringColumn, strings_or_none
+from timely.container.batch import ArrowColumn
 
 __all__ = [
     "OBJECT",
@@ -211,6 +214,8 @@ def column_type(column) -> ColumnType | None:
     a dtype the serializer does not write: structured, void, zero-width)."""
     if type(column) is StringColumn:
         return _LARGE_STRING if column.offsets.dtype.itemsize == 8 else _STRING
+    if type(column) is ArrowColumn:
+        return None
     return dtype_type(column.dtype)
 
 
@@ -222,6 +227,8 @@ def column_parts(column) -> tuple[ColumnType, int, list] | None:
     column (see :func:`column_type`; an object column of other values)."""
     kind = column_type(column)
     if kind is None:
+        if type(column) is ArrowColumn:
+            return None
         strings = strings_or_none(column) if column.dtype == object and column.ndim == 1 else None
         if strings is None:
             return None

@@ -17,15 +17,25 @@ timely``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections import deque
 
 import numpy as np
 
 from timely.container import Batch
-from timely.errors import SparkConfigError, TimelyError
+from timely.errors import (
+    SparkConfigError,
+    SparkSchemaError,
+    SparkTaskError,
+    TimelyError,
+    WorkerFailed,
+)
 
-__all__ = ["SparkConfigError", "foreach_batch", "map_batches", "preflight", "run"]
+__all__ = ["SparkConfigError", "SparkSchemaError", "foreach_batch", "map_batches", "preflight",
+           "run"]
+
+log = logging.getLogger("timely.spark")
 
 
 def _struct(spark, schema):
@@ -34,30 +44,136 @@ def _struct(spark, schema):
 
     if isinstance(schema, StructType):
         return schema
-    return spark.createDataFrame([], schema).schema
+    struct = _DDL.get(schema)
+    if struct is None:                  # a round trip to the JVM: once per DDL string
+        struct = _DDL[schema] = spark.createDataFrame([], schema).schema
+    return struct
 
 
-def _arrow_schema(struct):
-    from pyspark.sql.pandas.types import to_arrow_schema
+_DDL: dict = {}
 
-    return to_arrow_schema(struct)
+
+def _schemas(df, schema, epoch_col):
+    """The declared output's StructType and Arrow schema, and the input's
+    Arrow schema, checked at the driver: every type carries to Arrow, the
+    epoch column exists and holds integers."""
+    from timely.spark.schema import arrow_schema, session_time_zone
+
+    spark = df.sparkSession
+    zone = session_time_zone(spark)
+    struct = _struct(spark, schema)
+    incoming = arrow_schema(df.schema, zone)
+    if epoch_col is not None:
+        import pyarrow as pa
+
+        if epoch_col not in incoming.names:
+            raise SparkSchemaError(f"the epoch column {epoch_col!r} is not a column of the "
+                                   f"DataFrame, which has {incoming.names}")
+        if not pa.types.is_integer(incoming.field(epoch_col).type):
+            raise SparkSchemaError(f"the epoch column {epoch_col!r} holds "
+                                   f"{incoming.field(epoch_col).type}, not integers")
+    return struct, arrow_schema(struct, zone), incoming
+
+
+def _dry_run(body, incoming, outgoing, epoch_col, cast: bool) -> None:
+    """Pushes one made-up row of ``incoming`` through ``body`` (a dataflow
+    builder, or a batch function when not a dataflow) on one worker in the
+    driver, and holds whatever comes out against ``outgoing``: a missing,
+    renamed or mistyped column raises here, before any task starts. Code
+    that cannot run on the made-up row (or outside a task) is left to the
+    tasks, which check every batch the same way."""
+    from timely.spark.schema import conform, probe
+
+    batch = probe(incoming)
+    if epoch_col is not None:
+        batch = batch.select([n for n in batch.names if n != epoch_col])
+    outputs: list = []
+    try:
+        outputs.extend(body(batch))
+    except SparkSchemaError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the tasks will check instead
+        log.debug("timely.spark: the dry run on the driver did not finish (%s: %s); the "
+                  "tasks check the output's schema", type(error).__name__, error)
+        return
+    for out in outputs:
+        if isinstance(out, Batch) and out.names:
+            conform(out, outgoing, cast)
+
+
+def _through_dataflow(dataflow):
+    """``batch -> [output batches]`` of ``dataflow`` on one worker here."""
+    def body(batch):
+        from timely.dataflow.channels import Pipeline
+        from timely.launch import execute_directly
+
+        outputs: list = []
+
+        def work(worker):
+            with worker.dataflow() as scope:
+                handle, cap, stream = scope.new_unordered_input()
+                dataflow(stream).sink(Pipeline(), "SparkOutput",
+                                      lambda input_: outputs.extend(d for _, d in input_))
+            handle.session(cap).give_container(batch)
+            handle.flush()
+            cap.drop()
+
+        execute_directly(work)
+        return outputs
+
+    return body
+
+
+def _conf(spark, key: str, default=None):
+    """A session conf value, or ``default`` (classic and Spark Connect alike)."""
+    try:
+        value = spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001 - a conf the server does not know
+        value = None
+    return default if value is None else value
+
+
+def _is_connect(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no SparkContext, no RDDs)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _local_cores(master: str) -> int | None:
+    """The cores of a ``local``, ``local[n]``, ``local[*]`` or
+    ``local[n,failures]`` master; None for any other master."""
+    if not master.startswith("local"):
+        return None
+    inside = master[len("local"):].strip("[]").split(",")[0]
+    if inside == "":
+        return 1
+    if inside == "*":
+        return os.cpu_count() or 1
+    return int(inside)
 
 
 def slots(spark) -> int:
-    """How many tasks the session can run at once."""
-    conf = spark.sparkContext.getConf()
-    cpus = int(conf.get("spark.task.cpus", "1"))
-    master = spark.sparkContext.master
-    if master.startswith("local"):
-        inside = master[len("local"):].strip("[]").split(",")[0]
-        if inside in ("", "1"):
-            cores = 1
-        elif inside == "*":
-            cores = os.cpu_count() or 1
-        else:
-            cores = int(inside)
-        return max(0, cores // cpus)
-    return max(0, spark.sparkContext.defaultParallelism // cpus)
+    """How many tasks the session can run at once: what Spark's own barrier
+    check counts (every executor's free cores over ``spark.task.cpus``, from
+    the scheduler backend), not ``defaultParallelism``. Under Spark Connect,
+    which has no SparkContext: a local master's cores, else
+    ``spark.executor.instances`` × ``spark.executor.cores``."""
+    cpus = int(_conf(spark, "spark.task.cpus", "1"))
+    try:
+        context = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        context = None
+    if context is not None:
+        jsc = context._jsc.sc()
+        return int(jsc.maxNumConcurrentTasks(jsc.resourceProfileManager()
+                                             .defaultResourceProfile()))
+    master = _conf(spark, "spark.master", "")
+    cores = _local_cores(master)
+    if cores is None:
+        instances = _conf(spark, "spark.executor.instances")
+        if instances is None:
+            return -1                     # unknown: Spark's own check decides
+        cores = int(instances) * int(_conf(spark, "spark.executor.cores", "1"))
+    return max(0, cores // cpus)
 
 
 def preflight(spark, workers: int) -> None:
@@ -66,17 +182,16 @@ def preflight(spark, workers: int) -> None:
     slots than workers. Costs no Spark job."""
     if workers < 1:
         raise SparkConfigError(f"workers must be at least 1, not {workers}")
-    conf = spark.sparkContext.getConf()
-    if conf.get("spark.dynamicAllocation.enabled", "false").lower() == "true":
+    if str(_conf(spark, "spark.dynamicAllocation.enabled", "false")).lower() == "true":
         raise SparkConfigError(
             "barrier stages cannot run with dynamic allocation: set "
             "spark.dynamicAllocation.enabled=false for this session")
     available = slots(spark)
-    if available < workers:
+    if 0 <= available < workers:
         raise SparkConfigError(
             f"{workers} timely workers need {workers} task slots at once, the session has "
-            f"{available} (master {spark.sparkContext.master!r}, spark.task.cpus "
-            f"{conf.get('spark.task.cpus', '1')}): ask for fewer workers or more cores")
+            f"{available} (master {_conf(spark, 'spark.master', '?')!r}, spark.task.cpus "
+            f"{_conf(spark, 'spark.task.cpus', '1')}): ask for fewer workers or more cores")
 
 
 def _epochs(batch: Batch, epoch_col: str):
@@ -98,13 +213,20 @@ def _epochs(batch: Batch, epoch_col: str):
     return [(int(v), rest.take(order[bounds[k]:bounds[k + 1]])) for k, v in enumerate(values)]
 
 
-def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_col, host, options):
+def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_col, host, options,
+              ports=None, cast=False, log_paths=False):
     """The body of one barrier task: yields the output as Arrow record batches."""
     from timely.dataflow.channels import Pipeline
     from timely.spark._task import TaskWorker
+    from timely.spark.schema import conform
     from timely.worker import Worker
 
-    task = TaskWorker(index, peers, all_gather, host)
+    task = TaskWorker(index, peers, all_gather, host, ports=ports)
+    if log_paths and index == 0:
+        from timely.spark.rendezvous import describe_paths
+
+        log.info("timely.spark stage of %d workers: data paths %s", peers,
+                 describe_paths(task.everyone))
     try:
         worker = Worker(task.allocator, **options)
         out: deque = deque()
@@ -124,7 +246,7 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
                     raise TimelyError(f"the dataflow's output carries {type(data).__name__}, "
                                       "not timely.Batch")
                 if len(data):
-                    yield data.to_arrow(arrow_schema)
+                    yield conform(data, arrow_schema, cast)
 
         for record_batch in batches:
             batch = Batch.from_arrow(record_batch)
@@ -145,117 +267,293 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
         task.close()
 
 
+#: Session conf keys read by :func:`run` (``spark.conf.set`` or ``--conf``).
+CONF_LISTEN_ADDRESS = "spark.timely.listenAddress"
+CONF_PORTS = "spark.timely.ports"
+CONF_WATCHDOG = "spark.timely.watchdogTimeout"
+WATCHDOG_DEFAULT = 300.0
+
+
+def _cancel_stage(spark):
+    """A function that cancels a stage of ``spark`` with a reason, or None
+    where the session has no SparkContext (Spark Connect)."""
+    try:
+        context = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has none
+        return None
+    jsc = context._jsc.sc()
+
+    def cancel(stage: int, reason: str) -> None:
+        if stage >= 0:
+            jsc.cancelStage(stage, reason)
+
+    return cancel
+
+
+def _raise_with_cause(error: BaseException, partition: int, meeting) -> None:
+    """Reports how this task failed to the driver; a task stopped because a
+    peer went away raises that peer's own exception instead."""
+    import traceback
+
+    if isinstance(error, WorkerFailed) and meeting is not None:
+        cause = meeting.cause()
+        if cause is not None:
+            meeting.failed(error, traceback.format_exc(), secondary=True)
+            raise SparkTaskError(
+                f"timely worker {partition} stopped because worker {cause['partition']} "
+                f"failed: {cause['type']}: {cause['message']}\n"
+                f"--- the traceback of worker {cause['partition']} ---\n"
+                f"{cause['traceback']}") from error
+    if meeting is not None:
+        meeting.failed(error, traceback.format_exc())
+
+
 def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None = None,
-        host: str | None = None, rendezvous: str = "driver", **options):
+        host: str | None = None, rendezvous: str = "auto", cast: bool = False,
+        dry_run: bool = True, repartition: bool = True, **options):
     """Runs ``dataflow`` over ``df`` with one timely worker per Spark task.
 
     ``dataflow(stream) -> stream`` is called in every worker's root scope with
     the stream of its partition's rows as :class:`timely.Batch` es (at the
     epoch in ``epoch_col``, dropped from the batch, or at epoch 0) and
-    returns the stream whose batches form the output, cast to ``schema`` (a
-    StructType or DDL string). The input closes when the partition ends and
-    each worker runs until its dataflow completes.
+    returns the stream whose batches form the output, with exactly the
+    columns of ``schema`` (a StructType or DDL string), of its types unless
+    ``cast=True`` (:func:`timely.spark.schema.conform`). Every Arrow type
+    Spark produces arrives: numbers, times and text without nulls as numpy
+    columns or StringColumns, the rest (nulls, decimals, binary, arrays,
+    structs, maps) as :class:`timely.container.ArrowColumn`, null rows
+    null. The input closes when the partition ends and each worker runs
+    until its dataflow completes.
+
+    Checked at the driver before any task starts: every column's type, the
+    epoch column, and (``dry_run=True``) the output's columns, by pushing one
+    made-up row through the dataflow on one worker in the driver (a missing,
+    renamed or mistyped column raises :class:`SparkSchemaError` naming it).
 
     The stage is barrier mode (``mapInArrow(..., barrier=True)``), so Spark
     starts all ``workers`` tasks together (``df`` is repartitioned to that
     many partitions when it differs) and retries them together; workers find
     each other through one rendezvous and then talk directly: shared-memory
-    rings on one host, authenticated TCP (listening on ``host``, by default
-    ``SPARK_LOCAL_IP`` or loopback) between hosts. The rendezvous is a small
-    server in the driver (``rendezvous="driver"``, milliseconds) or the
+    rings between tasks on one machine (same boot id and network namespace),
+    authenticated TCP otherwise. Each task decides its own listen address on
+    its executor (``host``, else the session conf ``spark.timely.listenAddress``,
+    else the executor's ``SPARK_LOCAL_IP``, else the address of its route to
+    the driver) and port (the first free one in ``spark.timely.ports``, e.g.
+    ``7100-7199``, else any). The rendezvous is a small server in the driver
+    (``rendezvous="driver"``, milliseconds; it logs the data path of every
+    pair at INFO on the ``timely.spark`` logger once per stage attempt) or the
     barrier context's ``allGather`` (``rendezvous="allgather"``, about a
-    second per stage: the JVM polls); see :mod:`timely.spark.rendezvous`. The
-    result is repartitioned so that a failed task reruns the whole stage.
-    Lazy, like any DataFrame.
+    second per stage: the JVM polls); ``"auto"`` (the default) takes the
+    driver's server, and ``allGather`` from a Spark Connect session, whose
+    client the executors may not reach; see :mod:`timely.spark.rendezvous`.
+
+    Spark Connect: ``df`` of a Connect session works the same (no
+    SparkContext is used; the stage is always repartitioned to ``workers``,
+    by default the session's task slots); the watchdog and the peer's own
+    exception need the driver's server, which a Connect client can offer
+    with ``rendezvous="driver"`` when the executors reach it.
+
+    Never a silent hang: :func:`preflight` first; then, with the driver's
+    rendezvous, a watchdog cancels the stage when its tasks have not all
+    started, or a failed attempt has not been retried, within
+    ``spark.timely.watchdogTimeout`` seconds (300 by default); a task that
+    stops because a peer failed raises the peer's own exception, type,
+    message and traceback.
+
+    The result is repartitioned (``repartition=True``): a shuffle boundary
+    after the barrier stage, so that Spark accepts any later step on it.
+    Without it
+    (``repartition=False``, one shuffle of the output less) Spark refuses
+    ``take``, ``first``, ``show``, ``limit`` and ``coalesce`` directly on the
+    result (its barrier-stage check); ``collect``, ``count``, writes and
+    aggregations work. Lazy, like any DataFrame.
     """
     from pyspark import BarrierTaskContext
 
+    from timely.spark._task import listen_address, parse_ports
+
     spark = df.sparkSession
-    peers = workers or df.rdd.getNumPartitions()
+    connect = _is_connect(spark)
+    partitions = None if connect else df.rdd.getNumPartitions()
+    peers = workers or partitions or slots(spark)
     preflight(spark, peers)
-    if df.rdd.getNumPartitions() != peers:
+    if partitions != peers:                # unknown under Spark Connect: always
         df = df.repartition(peers)
-    struct = _struct(spark, schema)
-    arrow_schema = _arrow_schema(struct)
-    host = host or os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
+    struct, arrow_schema, incoming = _schemas(df, schema, epoch_col)
+    if dry_run:
+        _dry_run(_through_dataflow(dataflow), incoming, arrow_schema, epoch_col, cast)
+    configured = host or _conf(spark, CONF_LISTEN_ADDRESS)
+    ports = parse_ports(_conf(spark, CONF_PORTS))
+    watchdog = float(_conf(spark, CONF_WATCHDOG, WATCHDOG_DEFAULT))
+    driver_host = _conf(spark, "spark.driver.host") or os.environ.get("SPARK_LOCAL_IP") \
+        or "127.0.0.1"
+    if rendezvous == "auto":
+        rendezvous = "allgather" if connect else "driver"
     if rendezvous == "driver":
         from timely.spark.rendezvous import driver_server
 
-        driver_host = spark.sparkContext.getConf().get("spark.driver.host", host)
         server = driver_server(driver_host)
-        meeting = (server.address, server.secret, server.new_run(peers))
+        meeting = (server.address, server.secret,
+                   server.new_run(peers, watchdog, _cancel_stage(spark)), watchdog)
     elif rendezvous == "allgather":
         meeting = None
     else:
-        raise SparkConfigError(f"rendezvous is 'driver' or 'allgather', not {rendezvous!r}")
+        raise SparkConfigError(f"rendezvous is 'auto', 'driver' or 'allgather', not "
+                               f"{rendezvous!r}")
 
     def task(batches):
         context = BarrierTaskContext.get()
         partition = context.partitionId()
+        here = listen_address(configured, driver_host)
         if meeting is None:
-            gather = context.allGather
+            gather, met = context.allGather, None
         else:
-            from timely.spark.rendezvous import driver_gather
+            from timely.spark.rendezvous import Meeting
 
-            gather = driver_gather(meeting[0], meeting[1], meeting[2], partition)
-        yield from _run_task(partition, peers, gather, batches, dataflow,
-                             arrow_schema, epoch_col, host, options)
+            met = Meeting(meeting[0], meeting[1], meeting[2], partition, timeout=meeting[3],
+                          stage=context.stageId())
+            gather = met.gather
+        try:
+            yield from _run_task(partition, peers, gather, batches, dataflow,
+                                 arrow_schema, epoch_col, here, options, ports, cast,
+                                 log_paths=met is None)
+        except Exception as error:
+            _raise_with_cause(error, partition, met)
+            raise
+        finally:
+            if met is not None:
+                met.done()
 
-    return df.mapInArrow(task, struct, barrier=True).repartition(peers)
+    result = df.mapInArrow(task, struct, barrier=True)
+    return result.repartition(peers) if repartition else result
 
 
-def map_batches(df, fn, schema):
+def map_batches(df, fn, schema, cast: bool = False, dry_run: bool = True):
     """``fn(batch) -> Batch`` (or a dict of arrays) over every Arrow batch of
-    ``df``: numpy views of the columns in, the result cast to ``schema``. No
+    ``df``: numpy views of the columns in (nulls and nested types as
+    :class:`timely.container.ArrowColumn`), the result held to ``schema`` as
+    :func:`run` does (checked on one made-up row at the driver first). No
     barrier and no exchange: for stateless steps and pre-aggregation."""
-    spark = df.sparkSession
-    struct = _struct(spark, schema)
-    arrow_schema = _arrow_schema(struct)
+    from timely.spark.schema import conform
+
+    struct, arrow_schema, incoming = _schemas(df, schema, None)
+
+    def one(batch):
+        result = fn(batch)
+        return result if isinstance(result, Batch) else Batch(result)
+
+    if dry_run:
+        _dry_run(lambda batch: [one(batch)], incoming, arrow_schema, None, cast)
 
     def task(batches):
         for record_batch in batches:
-            result = fn(Batch.from_arrow(record_batch))
-            if not isinstance(result, Batch):
-                result = Batch(result)
-            yield result.to_arrow(arrow_schema)
+            yield conform(one(Batch.from_arrow(record_batch)), arrow_schema, cast)
 
     return df.mapInArrow(task, struct)
 
 
+def query_identity(batch_df, checkpoint: str | None = None) -> str | None:
+    """The id of the streaming query a micro-batch belongs to: Spark's
+    ``sql.streaming.queryId`` of the micro-batch's thread, else the ``id`` in
+    ``checkpoint``'s ``metadata`` file (the same for every run of the query
+    from that checkpoint, new for a new checkpoint)."""
+    try:
+        found = batch_df.sparkSession.sparkContext.getLocalProperty("sql.streaming.queryId")
+    except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext
+        found = None
+    if found:
+        return str(found)
+    if checkpoint:
+        try:
+            with open(os.path.join(checkpoint, "metadata")) as f:
+                return str(json.loads(f.readline())["id"])
+        except (OSError, ValueError, KeyError):
+            return None
+    return None
+
+
 class _Applied:
-    """The highest batch id already applied, kept in a small JSON file so that
-    it survives a restart of the streaming query."""
+    """The highest batch id applied by a callable sink and the query it
+    belongs to, kept in a small JSON file so that it survives a restart.
+    Written after the sink returned: at least once, not exactly once."""
 
     def __init__(self, path: str | None):
         self.path = path
         self.frontier = -1
+        self.query = None
         if path and os.path.exists(path):
             with open(path) as f:
-                self.frontier = int(json.load(f)["applied"])
+                saved = json.load(f)
+            self.frontier = int(saved["applied"])
+            self.query = saved.get("query")
 
-    def advance(self, batch_id: int) -> None:
+    def committed(self, query: str | None) -> int:
+        if self.query is not None and query is not None and query != self.query:
+            raise SparkConfigError(
+                f"the progress file {self.path!r} belongs to streaming query {self.query}, not "
+                f"to this one ({query}): give each query its own progress_path (a new "
+                "checkpoint is a new query)")
+        return self.frontier
+
+    def write(self, sink, result, batch_id: int, query: str | None) -> None:
+        sink(result, batch_id)
         self.frontier = batch_id
+        self.query = query or self.query
         if self.path:
             temporary = self.path + ".tmp"
             with open(temporary, "w") as f:
-                json.dump({"applied": batch_id}, f)
+                json.dump({"applied": batch_id, "query": self.query}, f)
             os.replace(temporary, self.path)
 
 
+class _Transactional:
+    """A sink that keeps its own frontier: ``sink.write(result_df, batch_id,
+    query)`` writes the output and the batch id in one atomic step, and
+    ``sink.committed(query)`` is the highest batch id so written (-1 for
+    none), refusing another query's output. See
+    :class:`timely.spark.sinks.DirectorySink`."""
+
+    def __init__(self, sink):
+        self.sink = sink
+
+    def committed(self, query: str | None) -> int:
+        return self.sink.committed(query)
+
+    def write(self, sink, result, batch_id: int, query: str | None) -> None:
+        sink.write(result, batch_id, query)
+
+
 def foreach_batch(dataflow, schema, sink, workers: int | None = None,
-                  epoch_col: str | None = None, progress_path: str | None = None, **options):
+                  epoch_col: str | None = None, progress_path: str | None = None,
+                  checkpoint: str | None = None, **options):
     """The callable for ``writeStream.foreachBatch``: each micro-batch runs
     :func:`run` with the batch id as its epoch (unless ``epoch_col`` names a
-    column), and ``sink(result_df, batch_id)`` receives the output.
+    column), and the sink receives the output.
 
-    The highest batch id applied is the frontier, kept in ``progress_path``
-    (a JSON file; use one beside the query's checkpoint). A batch id at or
-    below it, replayed after a failure or a restart, is not applied twice.
+    Exactly once: ``sink`` is transactional (has ``write`` and ``committed``,
+    as :class:`timely.spark.sinks.DirectorySink`): the output and the batch
+    id are committed together by the sink, and a batch id at or below what
+    it committed, replayed after a failure or a restart, is not applied
+    again; whatever a crash left half-written is discarded by the replay.
+
+    At least once: ``sink(result_df, batch_id)`` is a plain callable; the
+    highest batch id applied is then kept in ``progress_path`` (a JSON file)
+    after the sink returns, so a crash between the two applies that batch
+    again.
+
+    Either way the frontier is tied to the streaming query (its id, from the
+    micro-batch or from ``checkpoint``'s metadata): a sink or progress file
+    of another query raises :class:`SparkConfigError` instead of skipping
+    batches.
     """
-    applied = _Applied(progress_path)
+    if hasattr(sink, "write") and hasattr(sink, "committed"):
+        frontier = _Transactional(sink)
+    else:
+        frontier = _Applied(progress_path)
 
     def apply(batch_df, batch_id: int) -> None:
-        if batch_id <= applied.frontier:
+        query = query_identity(batch_df, checkpoint)
+        if batch_id <= frontier.committed(query):
             return
         if epoch_col is None:
             from pyspark.sql import functions as F
@@ -266,8 +564,7 @@ def foreach_batch(dataflow, schema, sink, workers: int | None = None,
         else:
             result = run(batch_df, dataflow, schema, workers=workers, epoch_col=epoch_col,
                          **options)
-        sink(result, batch_id)
-        applied.advance(batch_id)
+        frontier.write(sink, result, batch_id, query)
 
-    apply.applied = applied
+    apply.frontier = frontier
     return apply

@@ -1,0 +1,106 @@
+"""Every Arrow type Spark produces through timely and back, nulls kept, and
+schemas checked at the driver before any task starts."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+
+import pytest
+
+from timely.spark import SparkSchemaError, map_batches, run
+
+TYPES = ("k long, i int, s smallint, t tinyint, d double, f float, b boolean, text string, "
+         "ts timestamp, ntz timestamp_ntz, day date, money decimal(10,2), raw binary, "
+         "list array<bigint>, pair struct<a:bigint,b:string>, tags map<string,bigint>")
+
+
+def row(k: int, nulls: bool) -> tuple:
+    if nulls and k % 2:
+        return (k, *([None] * 15))
+    return (k, k, k % 100, k % 50, k / 3, k / 4, k % 3 == 0, f"w{k}",
+            datetime.datetime(2024, 3, 31, 1, 30) + datetime.timedelta(hours=k),
+            datetime.datetime(2024, 1, 1) + datetime.timedelta(minutes=k),
+            datetime.date(2020, 2, 29) + datetime.timedelta(days=k),
+            decimal.Decimal(k) / 100, bytes([k % 256, 0]), [k, None, -k],
+            {"a": k, "b": None}, {"x": k, "y": None})
+
+
+@pytest.fixture
+def new_york(spark):
+    """A session time zone with daylight saving, so timestamps prove the zone is used."""
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    yield spark
+    spark.conf.set("spark.sql.session.timeZone", before)
+
+
+@pytest.mark.parametrize("nulls", [False, True], ids=["no nulls", "nulls"])
+@pytest.mark.parametrize("through", ["identity", "exchange"])
+def test_every_type_comes_back_as_it_went_in(new_york, nulls, through):
+    spark = new_york
+    df = spark.createDataFrame([row(k, nulls) for k in range(40)], TYPES).repartition(2)
+
+    def dataflow(stream):
+        return stream if through == "identity" else stream.exchange("k")
+
+    result = run(df, dataflow, df.schema, workers=2)
+    assert result.schema == df.schema
+    got = sorted(result.collect(), key=lambda r: r.k)
+    want = sorted(df.collect(), key=lambda r: r.k)
+    assert got == want
+    if nulls:
+        assert got[1].i is None and got[1].tags is None and got[1].money is None
+
+
+def test_a_nullable_number_stays_null_in_numpy(spark):
+    df = spark.createDataFrame([(1, 2.0), (None, None)], "n long, x double").coalesce(1)
+
+    def count_nulls(batch):
+        import numpy as np
+
+        assert isinstance(batch["n"], np.ma.MaskedArray)
+        return {"n": batch["n"] * 2, "x": batch["x"]}
+
+    out = map_batches(df, count_nulls, "n long, x double").collect()
+    assert sorted(out, key=lambda r: r.n is None) == [(2, 2.0), (None, None)]
+
+
+SCHEMA_CASES = {
+    "missing": ("key long, total long, extra long", "'extra' of the declared schema"),
+    "renamed": ("key long, sum long", r"'sum' of the declared schema .* \(renamed\? 'total'"),
+    "mistyped": ("key string, total long", "column 'key' is int64"),
+}
+
+
+@pytest.mark.parametrize("case", SCHEMA_CASES, ids=SCHEMA_CASES)
+def test_a_schema_that_does_not_fit_fails_at_the_driver_before_any_task(spark, case, tmp_path):
+    declared, message = SCHEMA_CASES[case]
+    df = spark.range(0, 100, numPartitions=2).selectExpr("id % 7 as key", "id as total")
+    started = tmp_path / "a task started"
+
+    def dataflow(stream):
+        def mark(_time, _batch):
+            from pyspark import TaskContext
+
+            if TaskContext.get() is not None:
+                started.write_text("x")
+        return stream.inspect_batch(mark)
+
+    with pytest.raises(SparkSchemaError, match=message):
+        run(df, dataflow, declared, workers=2)
+    with pytest.raises(SparkSchemaError, match=message):
+        map_batches(df, lambda b: b, declared)
+    assert not started.exists()
+    # a cast happens only when asked for
+    if case == "mistyped":
+        out = run(df, dataflow, declared, workers=2, cast=True).collect()
+        assert sorted(r.key for r in out)[:2] == ["0", "0"]
+
+
+def test_an_epoch_column_that_is_missing_or_not_integral_fails_at_once(spark):
+    df = spark.range(0, 10).selectExpr("id as key", "cast(id as double) as when")
+    with pytest.raises(SparkSchemaError, match="'epoch' is not a column"):
+        run(df, lambda s: s, "key long", epoch_col="epoch", workers=1)
+    with pytest.raises(SparkSchemaError, match="'when' holds double"):
+        run(df, lambda s: s, "key long", epoch_col="when", workers=1)

@@ -1,0 +1,133 @@
+"""Schemas between Spark and timely: Spark's types as Arrow's, and the
+output of a dataflow held against the schema it declares.
+
+- :func:`arrow_schema`: a StructType as the Arrow schema Spark's
+  ``mapInArrow`` exchanges, ``timestamp`` in the session's time zone
+  (``spark.sql.session.timeZone``), ``timestamp_ntz`` without one; a type
+  Spark cannot carry to Arrow raises :class:`SparkSchemaError` naming the
+  column.
+- :func:`conform`: a :class:`~timely.Batch` as a record batch of exactly the
+  declared columns: a declared column missing, an extra (renamed) one, or one
+  of another type raises :class:`SparkSchemaError` naming it; types are cast
+  only with ``cast=True``. Null rows stay null.
+- :func:`probe`: one row of an input schema (zeros, empty text, nulls in
+  nested types), which :func:`timely.spark.run` and
+  :func:`timely.spark.map_batches` push through the user's code on the
+  driver, in one worker, to check the output's columns before any task
+  starts.
+
+>>> import pyarrow as pa
+>>> from timely import Batch
+>>> schema = pa.schema([("key", pa.int64()), ("n", pa.int64())])
+>>> conform(Batch({"key": [1], "n": [2]}), schema).num_rows
+1
+>>> conform(Batch({"key": [1], "count": [2]}), schema)
+Traceback (most recent call last):
+...
+timely.errors.SparkSchemaError: column 'n' of the declared schema is not in the output, which has ['key', 'count'] (renamed? 'count' is not declared)
+"""
+
+from __future__ import annotations
+
+from timely.container import Batch
+from timely.errors import SparkSchemaError
+
+__all__ = ["arrow_schema", "conform", "probe", "session_time_zone"]
+
+
+def session_time_zone(spark) -> str | None:
+    try:
+        return spark.conf.get("spark.sql.session.timeZone", None)
+    except Exception:  # noqa: BLE001 - a session that does not say
+        return None
+
+
+def arrow_schema(struct, time_zone: str | None):
+    """The Arrow schema of ``struct`` as ``mapInArrow`` hands it over."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    fields = []
+    for field in struct.fields:
+        try:
+            kind = to_arrow_type(field.dataType, timezone=time_zone)
+        except Exception as error:  # noqa: BLE001 - Spark's errors vary by type
+            raise SparkSchemaError(
+                f"column {field.name!r} has type {field.dataType.simpleString()}, which Spark "
+                f"does not carry to Arrow: {type(error).__name__}: {error}") from error
+        fields.append(pa.field(field.name, kind, nullable=field.nullable))
+    return pa.schema(fields)
+
+
+def _same(got, want) -> bool:
+    """Whether a column of Arrow type ``got`` is one of type ``want`` as
+    declared, without a cast that could change a value (a time zone dropped
+    by numpy and given back, string for large_string)."""
+    import pyarrow as pa
+
+    if got == want:
+        return True
+    text = (pa.types.is_string, pa.types.is_large_string)
+    if any(t(got) for t in text) and any(t(want) for t in text):
+        return True
+    if pa.types.is_timestamp(got) and pa.types.is_timestamp(want):
+        return got.unit == want.unit and (got.tz is None or got.tz == want.tz)
+    if pa.types.is_null(got):
+        return True                     # a column of nulls only, of any type
+    return False
+
+
+def conform(batch: Batch, schema, cast: bool = False):
+    """``batch`` as a ``pyarrow.RecordBatch`` of ``schema``."""
+    import pyarrow as pa
+
+    record_batch = batch.to_arrow()
+    names = record_batch.schema.names
+    extra = [n for n in names if n not in schema.names]
+    for field in schema:
+        if field.name not in names:
+            hint = f" (renamed? {extra[0]!r} is not declared)" if extra else ""
+            raise SparkSchemaError(f"column {field.name!r} of the declared schema is not in the "
+                                   f"output, which has {list(names)}{hint}")
+    if extra:
+        raise SparkSchemaError(f"column {extra[0]!r} of the output is not in the declared "
+                               f"schema {schema.names}")
+    arrays = []
+    for field in schema:
+        column = record_batch.column(field.name)
+        if column.type != field.type:
+            if not cast and not _same(column.type, field.type):
+                raise SparkSchemaError(
+                    f"column {field.name!r} is {column.type} in the output but declared "
+                    f"{field.type}: declare its type, or pass cast=True to cast it")
+            try:
+                column = column.cast(field.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
+                raise SparkSchemaError(f"column {field.name!r} ({column.type}) cannot be cast "
+                                       f"to {field.type}: {error}") from error
+        arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _filler(kind):
+    import pyarrow as pa
+
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return pa.array([""], kind)
+    if pa.types.is_boolean(kind):
+        return pa.array([False])
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return pa.array([0], pa.int64()).cast(kind)
+    if pa.types.is_date32(kind):
+        return pa.array([0], pa.int32()).cast(kind)
+    if pa.types.is_timestamp(kind) or pa.types.is_date64(kind) or pa.types.is_duration(kind):
+        return pa.array([0], pa.int64()).cast(kind)
+    return pa.nulls(1, kind)
+
+
+def probe(schema, epoch_col: str | None = None) -> Batch:
+    """A one-row batch of ``schema`` for a dry run on the driver."""
+    import pyarrow as pa
+
+    arrays = [_filler(field.type) for field in schema]
+    return Batch.from_arrow(pa.RecordBatch.from_arrays(arrays, schema=schema))
