@@ -51,6 +51,7 @@ modules = {
     "timely.communication._ring": ["csrc/ring.c"],
     "timely.container._columns": ["csrc/hash.c"],
     "timely.container._aggregate": [],
+    "timely.dataflow.operators._relational": [],
 }
 
 
