@@ -52,6 +52,7 @@ modules = {
     "timely.container._columns": ["csrc/hash.c"],
     "timely.container._aggregate": [],
     "timely.dataflow.operators._relational": [],
+    "timely.algorithms._graph": [],
 }
 
 

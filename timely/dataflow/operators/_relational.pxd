@@ -12,6 +12,13 @@ cdef class KeyIndex:
     cdef int64_t *rows
     cdef int64_t *table
     cdef Py_ssize_t slots
+    # Direct addressing while every key is one small non-negative integer:
+    # direct[k] is key k's number or -1, for k < direct_cap; `table` is then
+    # unused. The first key that does not fit moves the index to hashing.
+    cdef bint dense
+    cdef int64_t *direct
+    cdef Py_ssize_t direct_cap
 
     cdef int reserve(self, Py_ssize_t extra) except -1
+    cdef int fit(self, const int64_t *keys, Py_ssize_t n) except -1
     cdef Py_ssize_t find(self, const int64_t *row, uint64_t h) noexcept nogil

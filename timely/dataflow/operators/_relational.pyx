@@ -75,10 +75,14 @@ cdef class KeyIndex:
         self.rows = NULL
         self.table = NULL
         self.slots = 0
+        self.dense = width == 1
+        self.direct = NULL
+        self.direct_cap = 0
 
     def __dealloc__(self):
         free(self.rows)
         free(self.table)
+        free(self.direct)
 
     def __len__(self):
         return self.size
@@ -96,7 +100,7 @@ cdef class KeyIndex:
                 raise MemoryError()
             self.rows = keys
             self.capacity = cap
-        if 2 * need > self.slots:
+        if not self.dense and 2 * need > self.slots:
             slots = 128
             while slots < 2 * need:
                 slots *= 2
@@ -114,6 +118,41 @@ cdef class KeyIndex:
             free(self.table)
             self.table = table
             self.slots = slots
+        return 0
+
+    cdef int fit(self, const int64_t *keys, Py_ssize_t n) except -1:
+        # Keeps direct addressing if the keys allow it (all in 0..limit), growing
+        # the direct table to the largest; else moves every held key to hashing.
+        cdef int64_t lo = 0, hi = -1, k
+        cdef Py_ssize_t i, cap
+        cdef int64_t *direct
+        if not self.dense:
+            return 0
+        if n:
+            lo = keys[0]
+            hi = keys[0]
+            for i in range(n):
+                k = keys[i]
+                if k < lo:
+                    lo = k
+                if k > hi:
+                    hi = k
+        if lo >= 0 and hi < 8 * (self.size + n) + 65536:
+            if hi >= self.direct_cap:
+                cap = max(<Py_ssize_t>hi + 1, 2 * self.direct_cap, 1024)
+                direct = <int64_t *>realloc(self.direct, <size_t>cap * sizeof(int64_t))
+                if direct == NULL:
+                    raise MemoryError()
+                for i in range(self.direct_cap, cap):
+                    direct[i] = -1
+                self.direct = direct
+                self.direct_cap = cap
+            return 0
+        self.dense = False
+        free(self.direct)
+        self.direct = NULL
+        self.direct_cap = 0
+        self.reserve(0)
         return 0
 
     cdef Py_ssize_t find(self, const int64_t *row, uint64_t h) noexcept nogil:
@@ -142,8 +181,21 @@ cdef class KeyIndex:
         cdef cnp.ndarray out = np.empty(n, dtype=np.int64)
         cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
         cdef const int64_t *r = <const int64_t *>cnp.PyArray_DATA(rows)
-        cdef int64_t g
+        cdef int64_t g, k
+        self.fit(r, n if w == 1 else 0)
         self.reserve(n)
+        if self.dense:
+            with nogil:
+                for i in range(n):
+                    k = r[i]
+                    g = self.direct[k]
+                    if g == -1:
+                        g = self.size
+                        self.rows[g] = k
+                        self.direct[k] = g
+                        self.size += 1
+                    o[i] = g
+            return out
         with nogil:
             for i in range(n):
                 s = self.find(r + i * w, hash_row(r + i * w, w))
@@ -163,8 +215,15 @@ cdef class KeyIndex:
         cdef cnp.ndarray out = np.empty(n, dtype=np.int64)
         cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
         cdef const int64_t *r = <const int64_t *>cnp.PyArray_DATA(rows)
+        cdef int64_t k
         if self.size == 0:
             out.fill(-1)
+            return out
+        if self.dense:
+            with nogil:
+                for i in range(n):
+                    k = r[i]
+                    o[i] = self.direct[k] if 0 <= k < self.direct_cap else -1
             return out
         with nogil:
             for i in range(n):
