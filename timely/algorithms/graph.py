@@ -124,27 +124,50 @@ def _local_forests(edges, src: str, dst: str):
     return result
 
 
-def connected_components(edges, nodes=None, *, src: str = "src", dst: str = "dst"):
+def connected_components(edges, nodes=None, *, method: str = "gather", src: str = "src",
+                         dst: str = "dst"):
     """Per node, the least node id of its connected component (edges taken
-    as undirected), as Batches with columns ``node`` and ``label``.
+    as undirected), as Batches with columns ``node`` and ``label``, one row
+    per node, exchanged by node.
 
     ``edges``: a stream of Batches with integer columns ``src`` and ``dst``,
     the whole graph at one time; ``nodes``: optionally a stream of Batches
     with a column ``node`` naming nodes that may have no edges (each is then
     its own component). Self-loops and duplicate edges are allowed.
 
-    Two phases. Each worker first reduces the edges it was given to stars
-    (union-find in C): every node linked to the least node of its component
-    within those edges, which is also its first label. Then min-label
-    propagation over the stars of all workers: in each iteration the nodes
-    whose label improved send it to their neighbours and keep the least
-    label they receive, until nothing improves. With one worker the first
-    phase is the answer and the loop only confirms it; with more, the loop
-    runs about as many iterations as the stars need to connect the workers'
-    partial components. Work: O(m) for the first phase, then the star edges
-    of the nodes that changed per iteration, in C and numpy.
+    Each worker first reduces the edges it was given to stars (union-find in
+    C): every node linked to the least node of its component within those
+    edges. The stars of all workers connect exactly what the edges connect,
+    with at most one edge per node and worker. Then, by ``method``:
+
+    - ``"gather"`` (default): the stars go to one worker, whose union-find
+      over them gives every label. Work O(m / W) per worker for the first
+      phase, then O(W n) on one worker (and its memory); no loop.
+    - ``"propagate"``: min-label propagation over the stars in an
+      ``iterative()`` scope: in each iteration the nodes whose label
+      improved send it to their neighbours and keep the least label they
+      receive, until nothing improves. Work per iteration: the star edges of
+      the nodes that changed; iterations: about as many as the stars need to
+      join the workers' partial components (one with one worker).
     """
-    stars = _local_forests(edges, src, dst)
+    if method not in ("gather", "propagate"):
+        raise ColumnarError(f"method is 'gather' or 'propagate', not {method!r}")
+
+    def checked(b: Batch) -> Batch:
+        s, d = _edges(b, src, dst)
+        return Batch(src=s, dst=d)
+
+    edges = edges.map_batch(checked)
+    if nodes is not None:
+        edges = edges.concat(nodes.map_batch(
+            lambda b: Batch(src=_nodes(b, "node"), dst=_nodes(b, "node"))))
+    stars = _local_forests(edges, "src", "dst")
+    if method == "gather":
+        if stars.scope.peers > 1:
+            together = stars.map_batch(
+                lambda b: b.with_columns(worker=np.zeros(len(b), dtype=np.int64)))
+            stars = _local_forests(together.exchange("worker"), "src", "dst")
+        return stars.map_batch(lambda b: Batch(node=b["src"], label=b["dst"])).exchange("node")
 
     def symmetric(b: Batch) -> Batch:
         s, d = b["src"], b["dst"]
@@ -153,9 +176,6 @@ def connected_components(edges, nodes=None, *, src: str = "src", dst: str = "dst
         return Batch(src=np.concatenate([s, d]), dst=np.concatenate([d, s]))
 
     seeds = stars.map_batch(lambda b: Batch(node=b["src"], label=b["dst"]))
-    if nodes is not None:
-        seeds = seeds.concat(nodes.map_batch(
-            lambda b: Batch(node=_nodes(b, "node"), label=_nodes(b, "node"))))
     return _propagate_min(seeds, stars.map_batch(symmetric), 0, "label")
 
 
