@@ -52,6 +52,8 @@ modules = {
     "timely.container._columns": ["csrc/hash.c"],
     "timely.container._aggregate": [],
     "timely.container._records": ["csrc/hash.c"],
+    "timely.dataflow.operators._relational": [],
+    "timely.algorithms._graph": [],
 }
 
 

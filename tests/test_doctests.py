@@ -25,6 +25,11 @@ MODULES = [
     "timely.dataflow.operators.result",
     "timely.dataflow.operators.aggregation",
     "timely.dataflow.operators.flow_controlled",
+    "timely.dataflow.operators.relational",
+    "timely.dataflow.operators._relational",
+    "timely.algorithms.graph",
+    "timely.algorithms.generators",
+    "timely.algorithms._graph",
 ]
 
 

@@ -29,7 +29,7 @@ BELOW = {
     "dataflow": {"errors", "progress", "container", "communication"},
 }
 BELOW["runtime"] = {"errors", "progress", "container", "communication", "dataflow"}
-FEATURES = {"capture", "synchronization", "logging", "viz", "spark"}
+FEATURES = {"capture", "synchronization", "logging", "viz", "spark", "algorithms"}
 for _feature in FEATURES:
     BELOW[_feature] = BELOW["runtime"] | {"runtime"} | FEATURES
 BELOW["examples"] = set(BELOW) | {"examples", "root"}

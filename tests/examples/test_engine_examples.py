@@ -146,9 +146,28 @@ def test_union_find_labels():
 
 
 def test_connected_components_main(capsys):
-    labels, rounds = connected_components.main(["--nodes", "300", "--edges", "200"])
+    labels, rounds = connected_components.main(["--nodes", "300", "--edges", "200", "--records"])
     assert len(labels) == 300 and rounds > 0
     assert "labels match union-find" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("method", ["gather", "propagate"])
+def test_connected_components_columnar_main(capsys, method):
+    labels, _ = connected_components.main(
+        ["--nodes", "300", "--edges", "200", "-w", "2", "--method", method])
+    assert labels == connected_components.union_find_labels(
+        300, connected_components.random_graph(300, 200))
+    assert "labels match union-find" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+@pytest.mark.parametrize(("nodes", "edges", "seed"), [(200, 150, 1), (50, 0, 3), (1, 1, 4)])
+def test_connected_components_columnar(workers, nodes, edges, seed):
+    graph = connected_components.random_graph(nodes, edges, seed)
+    expected = connected_components.union_find_labels(nodes, graph)
+    for method in ("gather", "propagate"):
+        assert connected_components.connected_components_columnar(
+            nodes, graph, workers=workers, method=method) == expected
 
 
 # -- the Naiad Count vertex --------------------------------------------------

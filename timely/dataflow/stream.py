@@ -174,6 +174,30 @@ class Stream:
         :func:`timely.dataflow.operators.columnar.aggregate`."""
         return _columnar.aggregate(self, key, value, how, combine=combine)
 
+    def join(self, other: "Stream", on=None, *, left_on=None, right_on=None,
+             persist: str | None = None) -> "Stream":
+        """The equi-join of two Batch streams by integer key columns, per
+        complete time; ``persist="right"`` keeps ``other``'s rows for every
+        later time. See :func:`timely.dataflow.operators.relational.join`."""
+        from timely.dataflow.operators.relational import join
+
+        return join(self, other, on, left_on=left_on, right_on=right_on, persist=persist)
+
+    def distinct(self, columns, *, persist: bool = False) -> "Stream":
+        """The distinct rows by integer ``columns``, per complete time. See
+        :func:`timely.dataflow.operators.relational.distinct`."""
+        from timely.dataflow.operators.relational import distinct
+
+        return distinct(self, columns, persist=persist)
+
+    def improve(self, key, value: str, how: str = "min") -> "Stream":
+        """Per key, the least (greatest) ``value`` where it improves on every
+        value sent before: the state of a fixpoint loop. See
+        :func:`timely.dataflow.operators.relational.improve`."""
+        from timely.dataflow.operators.relational import improve
+
+        return improve(self, key, value, how)
+
     # -- scopes and loops ----------------------------------------------------
 
     def enter(self, scope) -> "Stream":

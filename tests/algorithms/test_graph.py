@@ -1,0 +1,181 @@
+"""Connected components, BFS and PageRank against scipy and numpy, at 1, 2
+and 3 workers: random and R-MAT graphs, empty inputs, self-loops, duplicate
+edges, nodes without edges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import timely
+from tests.reference import graph as reference
+from timely.algorithms import bfs, connected_components, pagerank, rmat_edges
+from timely.algorithms._graph import component_minima
+
+
+def run(algorithm, src, dst, nodes, workers, mode="processes", **options):
+    """``algorithm(edges, nodes_stream, **options)``'s rows, sorted; each
+    worker introduces every ``workers``-th edge and node."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+
+    def work(worker):
+        got = []
+        with worker.dataflow() as scope:
+            edge_input, edges = scope.new_input()
+            node_input, node_stream = scope.new_input()
+            algorithm(edges, node_stream, **options).inspect_batch(
+                lambda t, b: got.extend(b.to_records()))
+        k, p = worker.index, worker.peers
+        edge_input.send_batch(timely.Batch(src=src[k::p], dst=dst[k::p]))
+        node_input.send_batch(timely.Batch(node=nodes[k::p]))
+        edge_input.close()
+        node_input.close()
+        worker.drain()
+        return got
+
+    rows = [row for part in timely.execute(work, workers=workers, mode=mode) for row in part]
+    return sorted(rows)
+
+
+def cc(method):
+    return lambda edges, nodes: connected_components(edges, nodes, method=method)
+
+
+def check_components(src, dst, n, workers, mode="processes"):
+    expected = reference.component_labels(src, dst, n).tolist()
+    for method in ("gather", "propagate"):
+        rows = run(cc(method), src, dst, range(n), workers, mode)
+        assert [node for node, _ in rows] == list(range(n))
+        assert [label for _, label in rows] == expected, method
+
+
+def check_bfs(src, dst, n, roots, workers, mode="processes"):
+    rows = run(bfs, src, dst, roots, workers, mode)
+    assert len({node for node, _ in rows}) == len(rows)
+    assert dict(rows) == reference.bfs_distances(src, dst, n, roots)
+
+
+def check_pagerank(src, dst, n, iterations, workers, mode="processes"):
+    rows = run(lambda e, nodes: pagerank(e, iterations, nodes=nodes), src, dst, range(n),
+               workers, mode)
+    assert [node for node, _ in rows] == list(range(n))
+    got = np.array([rank for _, rank in rows])
+    np.testing.assert_allclose(got, reference.pagerank(src, dst, n, iterations), rtol=1e-9,
+                               atol=1e-12)
+    return got
+
+
+GRAPH = rmat_edges(7, 400, seed=11)
+
+
+def test_rmat_graph_components(workers):
+    check_components(*GRAPH, 128, workers)
+
+
+def test_rmat_graph_bfs(workers):
+    check_bfs(*GRAPH, 128, [int(GRAPH[0][0]), 5], workers)
+
+
+def test_rmat_graph_pagerank_fixed_iterations(workers):
+    check_pagerank(*GRAPH, 128, 15, workers)
+
+
+def test_pagerank_to_a_tolerance(workers):
+    src, dst = GRAPH
+    n, tolerance = 128, 1e-10
+    rows = run(lambda e, nodes: pagerank(e, None, tolerance=tolerance, nodes=nodes),
+               src, dst, range(n), workers)
+    assert [node for node, _ in rows] == list(range(n))
+    fixed_point = reference.pagerank(src, dst, n, 400)
+    got = np.array([rank for _, rank in rows])
+    # Every rank is below the fixed point by at most tolerance * n / (1 - d).
+    assert np.all(got <= fixed_point + 1e-12)
+    assert np.all(fixed_point - got <= tolerance * n / 0.15)
+
+
+def test_empty_graph(workers):
+    assert run(cc("gather"), [], [], [], workers) == []
+    assert run(cc("propagate"), [], [], [], workers) == []
+    assert run(bfs, [], [], [], workers) == []
+    assert run(lambda e, nodes: pagerank(e, 5, nodes=nodes), [], [], [], workers) == []
+
+
+def test_nodes_without_edges(workers):
+    check_components([0, 3], [1, 3], 6, workers)
+    check_bfs([0], [1], 4, [2], workers)
+    check_pagerank([0], [1], 4, 3, workers)
+
+
+def test_answers_do_not_depend_on_the_worker_count():
+    src, dst = rmat_edges(8, 1500, seed=5)
+    ranks = [check_pagerank(src, dst, 256, 10, w, "threads") for w in (1, 2, 3)]
+    np.testing.assert_allclose(ranks[0], ranks[1], rtol=1e-12)
+    np.testing.assert_allclose(ranks[0], ranks[2], rtol=1e-12)
+    labels = [run(cc("propagate"), src, dst, range(256), w) for w in (1, 2, 3)]
+    assert labels[0] == labels[1] == labels[2]
+
+
+graphs = st.integers(1, 24).flatmap(lambda n: st.tuples(
+    st.just(n),
+    st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=60)))
+
+
+def ends(edges):
+    return [u for u, _ in edges], [v for _, v in edges]
+
+
+@settings(max_examples=40)
+@given(graphs)
+def test_components_of_random_graphs(graph):
+    n, edges = graph
+    for workers in (1, 2, 3):
+        check_components(*ends(edges), n, workers, "threads")
+
+
+@settings(max_examples=40)
+@given(graphs, st.data())
+def test_bfs_of_random_graphs(graph, data):
+    n, edges = graph
+    roots = data.draw(st.lists(st.integers(0, n - 1), max_size=3))
+    for workers in (1, 2, 3):
+        check_bfs(*ends(edges), n, roots, workers, "threads")
+
+
+@settings(max_examples=40)
+@given(graphs, st.integers(0, 8))
+def test_pagerank_of_random_graphs(graph, iterations):
+    n, edges = graph
+    for workers in (1, 2, 3):
+        check_pagerank(*ends(edges), n, iterations, workers, "threads")
+
+
+@given(st.integers(1, 50).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))))))
+def test_component_minima_is_union_find(graph):
+    n, edges = graph
+    src, dst = ends(edges)
+    keys = np.arange(n, dtype=np.int64)
+    got = component_minima(np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), keys)
+    assert got.tolist() == reference.component_labels(src, dst, n).tolist()
+
+
+def test_rmat_edges_are_reproducible_and_in_range():
+    a = rmat_edges(10, 5000, seed=3)
+    b = rmat_edges(10, 5000, seed=3)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert a[0].min() >= 0 and a[1].max() < 1024
+    degrees = np.bincount(a[0], minlength=1024)
+    assert degrees.max() > 10 * degrees.mean()       # skewed, unlike a uniform graph
+    with pytest.raises(ValueError):
+        rmat_edges(3, 10, probabilities=(0.5, 0.5, 0.5, 0.5))
+
+
+def test_refusals():
+    with pytest.raises(timely.ColumnarError):
+        run(lambda e, nodes: connected_components(e, nodes, method="guess"), [0], [1], [], 1)
+    with pytest.raises(timely.ColumnarError):
+        run(lambda e, nodes: pagerank(e, None, nodes=nodes), [0], [1], [], 1)

@@ -1,0 +1,3 @@
+import numpy as np
+
+def component_minima(a: np.ndarray, b: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
