@@ -29,6 +29,7 @@ class Scope:
 
     @property
     def peers(self) -> int:
+        """The number of workers in the computation."""
         return self.worker.peers
 
     @property
@@ -38,10 +39,12 @@ class Scope:
 
     @property
     def name(self) -> str:
+        """The scope's name (given to ``scoped``, or the kind of scope)."""
         return self._sub.name
 
     @property
     def address(self) -> tuple:
+        """The scope's address: the path of operator indices from the worker's root."""
         return self._sub.path
 
     def __repr__(self):
