@@ -80,10 +80,10 @@ class Worker:
 def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, verbose: bool = True):
     rng = random.Random(seed)
     peers = [Worker(i, workers, random.Random(seed * 100 + i)) for i in range(workers)]
-    channels = {(s, r): deque() for s in range(workers) for r in range(workers)}
+    channels: dict[tuple[int, int], deque] = {(s, r): deque() for s in range(workers) for r in range(workers)}
     input_epoch = [0] * workers
-    outstanding = {}          # (epoch, iteration) -> records in flight anywhere, for the check
-    emitted = {}              # epoch -> records that left the loop
+    outstanding: dict[tuple[int, int], int] = {}   # (epoch, iteration) -> records in flight anywhere, for the check
+    emitted: dict[int, int] = {}              # epoch -> records that left the loop
     steps = 0
     start = time.perf_counter()
 
@@ -106,7 +106,7 @@ def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, ver
         steps += 1
         w = rng.choice(peers)
         action = rng.random()
-        batch = []
+        batch: list[tuple] = []
         if action < 0.3 and input_epoch[w.index] < epochs:
             # The input introduces records at its epoch, then advances.
             e = input_epoch[w.index]
@@ -126,7 +126,7 @@ def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, ver
             batch.append(("target", target, t, -1))
             note(t, -1)
             if target in (HEAD_IN, HEAD_FEEDBACK):
-                nxt = (BODY_IN, t, rounds)
+                nxt: tuple | None = (BODY_IN, t, rounds)
             elif target == BODY_IN:
                 # Records that are done leave the scope: they are produced at
                 # its output, which the parent scope accounts for.

@@ -100,9 +100,10 @@ def run(workers: int = 2, records: int = 100, epochs: int = 3, out: str = "page.
         logdir: str | None = None, hold: float = 0.0, stuck_after: float = 1.0,
         dot: str | None = None) -> dict:
     """Runs the dataflow with logging, draws it; returns a summary."""
-    own = logdir is None
-    tmp = tempfile.TemporaryDirectory() if own else None
-    logdir = tmp.name if own else logdir
+    tmp = tempfile.TemporaryDirectory() if logdir is None else None
+    if tmp is not None:
+        logdir = tmp.name
+    assert logdir is not None
     try:
         live = _live_path(out)
         results = timely.execute(

@@ -44,7 +44,7 @@ def make_vocabulary(size: int = VOCABULARY, seed: int = SEED) -> list[str]:
     rng = random.Random(seed)
     letters = string.ascii_lowercase
     seen: set[str] = set()
-    vocabulary = []
+    vocabulary: list[str] = []
     while len(vocabulary) < size:
         word = "".join(rng.choices(letters, k=rng.randint(4, 10)))
         if word not in seen:
