@@ -11,11 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def compiled_modules() -> list[str]:
     return re.findall(r'^\s+"(timely\.[\w.]+)":', (ROOT / "setup.py").read_text(), re.M)
+
+
+pytestmark = pytest.mark.static
 
 
 def test_every_compiled_module_has_a_stub():

@@ -10,12 +10,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "timely" / "examples"
 # connected_components is being rewritten elsewhere; it joins the list after that.
 CHECKED = ["timely/errors.py"] + sorted(
     f"timely/examples/{p.name}" for p in EXAMPLES.glob("*.py")
     if p.stem != "connected_components")
+
+
+pytestmark = pytest.mark.static
 
 
 def test_mypy_is_clean_on_the_checked_modules():
