@@ -44,7 +44,7 @@ def test_hello(workers):
 
 
 def test_hello_main(capsys):
-    hello.main(["--rounds", "3"])
+    hello.main(["-w", "1", "--rounds", "3"])
     assert capsys.readouterr().out.splitlines() == ["worker 0: 0", "worker 0: 2", "worker 0: 4"]
 
 

@@ -21,9 +21,11 @@ class EventLink:
         self._events: deque = deque()
 
     def push(self, event) -> None:
+        """Appends ``event`` for the reader. Constant time."""
         self._events.append(event)
 
     def next(self):
+        """The oldest event not yet read, or None when none is waiting. Constant time."""
         return self._events.popleft() if self._events else None
 
     def __iter__(self):

@@ -76,21 +76,29 @@ class EventfdDoorbell:
 
     @classmethod
     def create(cls) -> EventfdDoorbell:
+        """A new bell on a non-blocking, close-on-exec eventfd.
+
+        Raises :class:`OSError` where eventfd is not available (it is Linux only).
+        """
         return cls(os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC))
 
     def fileno(self) -> int:
+        """The file descriptor to wait on with ``select``/``poll``."""
         return self.fd
 
     def ring(self) -> None:
+        """Wakes the bell's owner: one system call; ringing a rung bell does nothing more."""
         # Only a counter about to overflow refuses a write: it is rung already.
         with contextlib.suppress(BlockingIOError):
             os.eventfd_write(self.fd, 1)
 
     def clear(self) -> None:
+        """Resets the bell after a wake-up; does nothing if it was not rung."""
         with contextlib.suppress(BlockingIOError):
             os.eventfd_read(self.fd)
 
     def close(self) -> None:
+        """Closes the eventfd; later calls do nothing."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
@@ -147,9 +155,13 @@ class SocketDoorbell:
         return cls(sock, address, owner=False)
 
     def fileno(self) -> int:
+        """The socket's file descriptor, to wait on with ``select``/``poll``."""
         return self.sock.fileno()
 
     def ring(self) -> None:
+        """Wakes the bell's owner with a one-byte datagram; does nothing if the bell is rung
+        already or its owner has closed it.
+        """
         # A full queue means the bell is rung already; a refused datagram
         # means the owner has closed its bell, and nobody is left to wake.
         with contextlib.suppress(BlockingIOError, ConnectionRefusedError, FileNotFoundError):
@@ -159,11 +171,13 @@ class SocketDoorbell:
                 self.sock.send(b"\x01")
 
     def clear(self) -> None:
+        """Resets the bell after a wake-up, reading every datagram waiting."""
         with contextlib.suppress(BlockingIOError):
             while True:
                 self.sock.recv(64)
 
     def close(self) -> None:
+        """Closes the socket."""
         self.sock.close()
 
     def __repr__(self) -> str:

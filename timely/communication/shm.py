@@ -131,6 +131,7 @@ class Segment:
 
     @property
     def buf(self) -> memoryview:
+        """The segment's memory, as a writable memoryview."""
         return self._memory.buf
 
     def close(self) -> None:

@@ -1,3 +1,4 @@
+from typing_extensions import disjoint_base
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -9,6 +10,7 @@ AGGREGATES: tuple[str, ...]
 
 def aggregate_names(how: str | Iterable[str]) -> tuple[str, ...]: ...
 
+@disjoint_base
 class GroupBy:
     """One accumulator per distinct key for the aggregates in ``how``
     (``"count"``, ``"sum"``, ``"min"``, ``"max"``); amortized O(1) per row in C."""

@@ -309,10 +309,12 @@ class Batch:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The column names, in order."""
         return tuple(self._columns)
 
     @property
     def nbytes(self) -> int:
+        """The bytes held by the columns' buffers (string columns: offsets and UTF-8 data)."""
         return sum(c.nbytes for c in self._columns.values())
 
     def __repr__(self) -> str:

@@ -181,12 +181,21 @@ class OperatorBuilder:
 
     @property
     def address(self):
+        """The operator's address: its scope's path and its own index."""
         return (*self._subgraph.path, self.index)
 
     def _summaries(self, items):
         return [summary_for(s, self.arity) for s in items]
 
     def new_input(self, stream, pact, connection=None, notify: bool = True) -> InputHandle:
+        """Adds an input reading ``stream`` through ``pact``; returns its handle.
+        ``connection`` lists a path summary per output (default: the identity to every
+        output); with ``notify`` false the operator is not scheduled on frontier changes of
+        this input.
+
+        Raises :class:`timely.DataflowError` if the operator is already built or ``stream``
+        belongs to another scope.
+        """
         if self._built:
             raise DataflowError(f"operator {self.name!r} is already built")
         if stream.scope._sub is not self._subgraph:

@@ -107,6 +107,7 @@ class Capability:
         return cap
 
     def valid(self) -> bool:
+        """True until the capability is dropped (or downgraded away by a set)."""
         return self._live
 
     def _check(self):
@@ -277,6 +278,12 @@ class InputCapability:
         return self._delayed(time, output, (f.f_code, f.f_lineno))
 
     def delayed_for_output(self, time, output: int) -> Capability:
+        """A capability at ``time`` (at or after this message's time) for output ``output``.
+
+        Raises :class:`timely.CapabilityError` if the message is no longer current, ``time``
+        is earlier than the message's time (after the input-to-output summary), or the input
+        is not connected to ``output``.
+        """
         f = _getframe(1)
         return self._delayed(time, output, (f.f_code, f.f_lineno))
 
@@ -286,6 +293,11 @@ class InputCapability:
         return self._delayed(self._time, output, (f.f_code, f.f_lineno))
 
     def retain_for_output(self, output: int) -> Capability:
+        """A capability at this message's time for output ``output``, kept after the message:
+        as :meth:`retain` for another output.
+
+        Raises :class:`timely.CapabilityError` as :meth:`delayed_for_output` does.
+        """
         f = _getframe(1)
         return self._delayed(self._time, output, (f.f_code, f.f_lineno))
 
@@ -308,6 +320,12 @@ class CapabilitySet:
             self.insert(cap)
 
     def insert(self, capability: Capability) -> None:
+        """Adds ``capability``, keeping the set an antichain: it is dropped if a held
+        capability is at or before its time, and held ones at or after its time are dropped
+        otherwise. Linear in the set's size.
+
+        Raises :class:`timely.CapabilityError` if ``capability`` is no longer valid.
+        """
         capability._check()
         for held in self._caps:
             if less_equal(held.time, capability.time):
@@ -323,6 +341,11 @@ class CapabilitySet:
         self._caps = keep
 
     def delayed(self, time) -> Capability:
+        """A new capability at ``time``, made from a capability in the set at or before it.
+
+        Raises :class:`timely.CapabilityError` if no capability in the set is at or before
+        ``time`` (see :meth:`try_delayed` for the form that returns None).
+        """
         for held in self._caps:
             if less_equal(held.time, time):
                 return held._delay(time)
@@ -338,12 +361,15 @@ class CapabilitySet:
             self.insert(cap)
 
     def first(self):
+        """A capability of the set (the first held), or None when the set is empty."""
         return self._caps[0] if self._caps else None
 
     def times(self):
+        """The times of the capabilities held, as a list."""
         return [c.time for c in self._caps]
 
     def clear(self) -> None:
+        """Drops every capability in the set; the set is empty afterwards."""
         for held in self._caps:
             held.drop()
         self._caps = []

@@ -314,6 +314,9 @@ class Pipeline:
     """Keeps records on the worker that produced them."""
 
     def connect(self, worker, identifier: int, on_data):
+        """Allocates channel ``identifier`` on ``worker``: a pusher that keeps every batch on
+        this worker, and its puller. Called by the operator builder.
+        """
         queue: deque = deque()
         return PipelinePusher(queue, on_data), Puller(queue)
 
@@ -362,6 +365,9 @@ class Exchange:
         self.batch = batch
 
     def connect(self, worker, identifier: int, on_data):
+        """Allocates channel ``identifier`` on ``worker``: a pusher that routes each record (or
+        row) by the route, and this worker's puller. Called by the operator builder.
+        """
         pushers, puller = worker.allocator.allocate(identifier, on_data)
         return ExchangePusher(pushers, self.route, self.key, self.batch), puller
 
@@ -378,6 +384,9 @@ class Broadcast:
     which makes them: a copy counted once for every worker that consumes it)."""
 
     def connect(self, worker, identifier: int, on_data):
+        """Allocates channel ``identifier`` on ``worker``: a pusher that sends one copy of each
+        batch to every worker, and this worker's puller. Called by the operator builder.
+        """
         pushers, puller = worker.allocator.allocate(identifier, on_data)
         return BroadcastPusher(pushers), puller
 

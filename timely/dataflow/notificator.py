@@ -31,6 +31,13 @@ class FrontierNotificator:
         return notificator
 
     def notify_at(self, capability) -> None:
+        """Asks for a notification at ``capability``'s time; the notificator holds the
+        capability (an input message's capability is retained) until it yields it back.
+        Logarithmic in the pending times.
+
+        Raises :class:`timely.CapabilityError` if ``capability`` is not a capability or is
+        no longer valid.
+        """
         if type(capability) is InputCapability:
             capability = capability._delayed(capability._time, 0, None)
         elif type(capability) is not Capability:
@@ -53,6 +60,9 @@ class FrontierNotificator:
         return self._caps.pop(time), count
 
     def drain(self, frontiers):
+        """Every ``(capability, count)`` whose time no frontier in ``frontiers`` can still
+        reach, in time order, as a list (as calling :meth:`next` until it returns None).
+        """
         out = []
         while True:
             item = self.next(frontiers)
@@ -65,6 +75,7 @@ class FrontierNotificator:
         return self._core.pending()
 
     def is_empty(self) -> bool:
+        """True when no notification is pending."""
         return self._core.is_empty()
 
     def make_available(self, frontiers) -> None:
@@ -135,9 +146,17 @@ class Notificator:
         self._inner = inner
 
     def notify_at(self, capability) -> None:
+        """Asks to be notified when ``capability``'s time is complete at every input; the
+        notificator holds the capability until then.
+
+        Raises :class:`timely.CapabilityError` if ``capability`` is not a valid capability.
+        """
         self._inner.notify_at(capability)
 
     def next(self):
+        """The next ``(capability, count)`` whose time is complete at every input, in time
+        order, or None.
+        """
         return self._inner.next(self._frontiers)
 
     def __iter__(self):
@@ -153,7 +172,9 @@ class Notificator:
             logic(cap, count, self)
 
     def frontier(self, input_port: int = 0):
+        """The frontier of input ``input_port`` (an :class:`~timely.progress.Antichain`)."""
         return self._frontiers[input_port].frontier()
 
     def pending(self):
+        """The times asked for and not yet delivered."""
         return self._inner.pending()

@@ -29,6 +29,7 @@ class Scope:
 
     @property
     def peers(self) -> int:
+        """The number of workers in the computation."""
         return self.worker.peers
 
     @property
@@ -38,10 +39,12 @@ class Scope:
 
     @property
     def name(self) -> str:
+        """The scope's name (given to ``scoped``, or the kind of scope)."""
         return self._sub.name
 
     @property
     def address(self) -> tuple:
+        """The scope's address: the path of operator indices from the worker's root."""
         return self._sub.path
 
     def __repr__(self):
@@ -183,13 +186,19 @@ class Scope:
     def feedback(self, summary):
         """A loop: returns ``(handle, stream)``. Records given to ``handle`` (by
         ``stream.connect_loop(handle)``) reappear on ``stream`` with their time
-        advanced by ``summary`` (an int increments the innermost coordinate)."""
+        advanced by ``summary`` (an int increments the innermost coordinate).
+
+        Raises :class:`timely.SummaryError` if ``summary`` does not advance
+        timestamps (a cycle must strictly advance them, or progress could
+        never be made).
+        """
         from timely.dataflow.operators.feedback import feedback
 
         ps = summary_for(summary, self.arity)
         if ps.is_zero():
             raise SummaryError(
-                f"feedback summary {summary!r} does not advance timestamps: every cycle must")
+                f"feedback summary {summary!r} does not advance timestamps: every cycle must "
+                f"strictly advance them (use 1, or a summary with a positive coordinate)")
         return feedback(self, ps)
 
     loop_variable = feedback

@@ -247,19 +247,52 @@ class Stream:
         return outs[0] if len(outs) == 1 else outs
 
     def sink(self, pact, name: str, logic) -> None:
-        """An operator with no outputs: ``logic(input)``."""
+        """An operator with no outputs: ``logic(input)`` is called whenever the
+        input has messages or its frontier changes, and reads them with
+        ``for cap, data in input`` and ``input.frontier``.
+
+        ``pact`` (``Pipeline``, ``Exchange(route)``, ``Broadcast``) says which
+        worker each record goes to; ``name`` names the operator in logs and
+        errors.
+        """
         _generic.sink(self, pact, name, logic)
 
     def unary(self, pact, name: str, constructor) -> "Stream":
-        """``constructor(capability, info)`` returns ``logic(input, output)``."""
+        """A new operator with one input and one output.
+
+        ``constructor(capability, info)`` is called once, with a capability at
+        the minimum time for the output (drop it if the operator makes no
+        records of its own) and the operator's ``info`` (its address and
+        activator); it returns ``logic(input, output)``, called each time the
+        input has messages. ``for cap, data in input`` takes each message with
+        a capability for its time; ``output.session(cap).give(x)`` sends.
+        Misused capabilities raise :class:`timely.CapabilityError` before
+        anything is sent; exceptions from ``logic`` fail the worker.
+        """
         return _generic.unary(self, pact, name, constructor)
 
     def unary_frontier(self, pact, name: str, constructor) -> "Stream":
-        """As ``unary``; the logic reads ``input.frontier``."""
+        """As :meth:`unary`, and ``logic(input, output)`` is also called when
+        the input's frontier changes, so it can act on complete times: a time
+        ``t`` is complete once ``not input.frontier.less_equal(t)``. Keep
+        ``cap.retain()`` of a message to send at its time later; a capability
+        kept holds back every downstream frontier until it is dropped.
+        """
         return _generic.unary_frontier(self, pact, name, constructor)
 
     def unary_notify(self, pact, name: str, init_times, logic) -> "Stream":
-        """``logic(input, output, notificator)``."""
+        """An operator driven by notifications: ``logic(input, output,
+        notificator)``.
+
+        ``notificator.notify_at(cap)`` asks to be told when ``cap``'s time is
+        complete at the input; iterating the notificator (``for cap, count in
+        notificator``) yields those capabilities in time order once their time
+        is complete, and the logic sends with them. ``init_times`` are times
+        to be notified at from the start: the operator holds a capability at
+        each until it is delivered (for operators that must act at given
+        times even when no record arrives). Each notification costs a
+        logarithmic-time update of the pending times.
+        """
         return _generic.unary_notify(self, pact, name, init_times, logic)
 
     def binary(self, other, pact1, pact2, name: str, constructor) -> "Stream":
@@ -267,10 +300,16 @@ class Stream:
         return _generic.binary(self, other, pact1, pact2, name, constructor)
 
     def binary_frontier(self, other, pact1, pact2, name: str, constructor) -> "Stream":
+        """As :meth:`binary`, and the logic is also called when either input's frontier
+        changes; it reads ``input1.frontier`` and ``input2.frontier`` to act on complete
+        times.
+        """
         return _generic.binary_frontier(self, other, pact1, pact2, name, constructor)
 
     def binary_notify(self, other, pact1, pact2, name: str, init_times, logic) -> "Stream":
-        """``logic(input1, input2, output, notificator)``."""
+        """As :meth:`unary_notify`, with two inputs:
+        ``logic(input1, input2, output, notificator)``; a time is delivered
+        once it is complete at both inputs."""
         return _generic.binary_notify(self, other, pact1, pact2, name, init_times, logic)
 
     # -- the rest of the crate's operators -------------------------------------

@@ -8,8 +8,8 @@ when it arrived and when it left. The example prints, per round, how far
 apart the arrivals were and checks that no worker left before the last one
 arrived.
 
-Run: ``python -m timely.examples.barrier [--rounds R] [--delay MS] [-w W]``
-(``-w -n -p -h`` as for every timely computation).
+Run: ``python -m timely.examples.barrier [--rounds R] [--delay MS]``
+and the options every example shares (``-w`` 2 by default, ``-n -p -h``, ``--help``).
 
 >>> stamps = meet(rounds=2, delay_ms=1)
 >>> len(stamps), len(stamps[0])
@@ -19,11 +19,11 @@ Run: ``python -m timely.examples.barrier [--rounds R] [--delay MS] [-w W]``
 
 from __future__ import annotations
 
-import argparse
 import functools
 import time
 
 import timely
+from timely.examples.cli import parser, timely_args
 from timely.synchronization import Barrier
 
 
@@ -60,19 +60,13 @@ def check(stamps) -> None:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python -m timely.examples.barrier",
-        description=__doc__.split("\n\n")[0],
-        add_help=False,
-        epilog="-w W workers; -n -p -h as for every computation",
-    )
-    parser.add_argument("--help", action="help", help="show this help and exit")
-    parser.add_argument("--rounds", type=int, default=5, help="barrier rounds (default 5)")
-    parser.add_argument(
+    p = parser("barrier", __doc__, workers=2)
+    p.add_argument("--rounds", type=int, default=5, help="barrier rounds (default 5)")
+    p.add_argument(
         "--delay", type=float, default=20.0, help="ms of sleep per step of stagger (default 20)"
     )
-    args, rest = parser.parse_known_args(argv)
-    stamps = meet(args.rounds, args.delay, args=rest)
+    args = p.parse_args(argv)
+    stamps = meet(args.rounds, args.delay, args=timely_args(args))
     check(stamps)
     for r, row in enumerate(zip(*stamps)):
         spread = max(a for a, _ in row) - min(a for a, _ in row)

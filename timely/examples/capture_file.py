@@ -23,13 +23,13 @@ Run: ``python -m timely.examples.capture_file [--dir DIR] [-w W] [-r R] [--epoch
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import tempfile
 import zlib
 
 import timely
+from timely.examples.cli import parser
 from timely.capture import EventReader, EventWriter, replay_into, share
 
 WORDS = ["capture", "replay", "frontier", "progress"]
@@ -83,19 +83,23 @@ def replay(paths: list, workers: int = 3) -> dict:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dir", default=None, help="where the files go (a temporary directory)")
-    parser.add_argument("-w", "--workers", type=int, default=2, help="capturing workers (2)")
-    parser.add_argument("-r", "--replay-workers", type=int, default=3,
-                        help="replaying workers (3)")
-    parser.add_argument("--epochs", type=int, default=5)
-    args = parser.parse_args(argv)
+    p = parser("capture_file", __doc__, workers=2)
+    p.add_argument("--dir", default=None,
+                   help="keep the files here (default: a temporary directory, deleted at exit)")
+    p.add_argument("-r", "--replay-workers", type=int, default=3,
+                   help="replaying workers (default 3); -w is the capturing workers")
+    p.add_argument("--epochs", type=int, default=5)
+    args = p.parse_args(argv)
+    if args.processes != 1:
+        p.error("capture_file runs on one host: -n must be 1")
     with tempfile.TemporaryDirectory() as scratch:
         directory = args.dir or scratch
         paths = capture(directory, args.workers, args.epochs)
         size = sum(os.path.getsize(p) for p in paths)
+        where = (directory if args.dir else
+                 "a temporary directory (deleted at exit; --dir DIR keeps them)")
         print(f"captured {args.workers} streams into {len(paths)} files ({size} bytes) in "
-              f"{directory}")
+              f"{where}")
         totals = replay(paths, args.replay_workers)
         for epoch, n in totals.items():
             print(f"epoch {epoch}: {n} records")

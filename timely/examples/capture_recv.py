@@ -13,7 +13,8 @@ source, so the replayed stream completes once every sender's stream has.
     python -m timely.examples.capture_recv -w 3 --port 8000 --sources 5
     python -m timely.examples.capture_send -w 5 --port 8000
 
-prints 50 lines: five copies of 0 .. 9, interleaved variously.
+prints 50 lines: five copies of 0 .. 9, interleaved variously. With no
+``--port``, ``--sources`` senders (3) run first in this process, on free ports.
 
 :func:`run_pair` runs both sides in this process: the listening sockets are
 bound first (on free ports) and inherited by the receiving workers.
@@ -25,11 +26,11 @@ bound first (on free ports) and inherited by the receiving workers.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import socket
 
 import timely
+from timely.examples.cli import parser
 from timely.capture import EventReader, replay_into, share
 from timely.examples.capture_send import send
 
@@ -88,13 +89,23 @@ def run_pair(senders: int = 5, receivers: int = 3, records: int = 10, quiet: boo
 
 
 def main(argv=None) -> list:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-w", "--workers", type=int, default=1, help="receiving workers")
-    parser.add_argument("--port", type=int, default=8000, help="source i is heard on port + i")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--sources", type=int, required=True, help="sending workers")
-    parser.add_argument("--quiet", action="store_true", help="do not print the records")
-    args = parser.parse_args(argv)
+    p = parser("capture_recv", __doc__, workers=2)
+    p.add_argument("--port", type=int, default=None,
+                   help="source i is heard on port + i (default: no port; the senders run "
+                        "in this process first, on free ports)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--sources", type=int, default=3, help="sending workers (default 3)")
+    p.add_argument("--quiet", action="store_true", help="do not print the records")
+    args = p.parse_args(argv)
+    if args.processes != 1:
+        p.error("capture_recv runs on one host: -n must be 1")
+    if args.port is None:
+        per_worker = run_pair(args.sources, args.workers, quiet=True)
+        if not args.quiet:
+            for part in per_worker:
+                for x in part:
+                    print(f"replayed: {x}")
+        return per_worker
     return receive(args.sources, args.workers, args.port, args.host, args.quiet)
 
 

@@ -10,6 +10,9 @@ each listener):
     python -m timely.examples.capture_recv -w 3 --port 8000 --sources 5
     python -m timely.examples.capture_send -w 5 --port 8000
 
+With no ``--port``, a receiver with as many workers runs in this process too,
+on free ports (:func:`timely.examples.capture_recv.run_pair`).
+
 The receivers then print 50 lines, ``replayed: x``: five copies of 0 .. 9.
 :func:`timely.examples.capture_recv.run_pair` runs both sides in one process.
 
@@ -26,12 +29,12 @@ The receivers then print 50 lines, ``replayed: x``: five copies of 0 .. 9.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import socket
 import time
 
 import timely
+from timely.examples.cli import parser
 from timely.capture import EventWriter
 
 
@@ -67,15 +70,32 @@ def send(workers: int = 1, port: int = 8000, host: str = "127.0.0.1", records: i
 
 
 def main(argv=None) -> list:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-w", "--workers", type=int, default=1, help="sending workers")
-    parser.add_argument("--port", type=int, default=8000, help="worker i connects to port + i")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--records", type=int, default=10, help="records per worker (10)")
-    parser.add_argument("--wait", type=float, default=30.0,
-                        help="seconds to wait for each listener (30)")
-    args = parser.parse_args(argv)
-    return send(args.workers, args.port, args.host, args.records, args.wait)
+    p = parser("capture_send", __doc__, workers=2)
+    p.add_argument("--port", type=int, default=None,
+                   help="worker i connects to port + i (default: no port; a receiver with "
+                        "as many workers runs in this process too, on free ports)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--records", type=int, default=10, help="records per worker (10)")
+    p.add_argument("--wait", type=float, default=30.0,
+                   help="seconds to wait for each listener (30)")
+    args = p.parse_args(argv)
+    if args.processes != 1:
+        p.error("capture_send runs on one host: -n must be 1")
+    if args.port is None:
+        from timely.examples.capture_recv import run_pair
+
+        per_worker = run_pair(args.workers, args.workers, args.records, quiet=True)
+        got = sum(len(part) for part in per_worker)
+        print(f"{args.workers} workers captured {args.records} records each; "
+              f"{args.workers} workers in this process replayed all {got}")
+        return [args.records] * args.workers
+    try:
+        return send(args.workers, args.port, args.host, args.records, args.wait)
+    except (OSError, timely.WorkerFailed) as failed:
+        raise SystemExit(
+            f"capture_send: no receiver listening on {args.host}:{args.port}.."
+            f"{args.port + args.workers - 1} within {args.wait:g} s (start capture_recv "
+            f"first, with --sources {args.workers})") from failed
 
 
 if __name__ == "__main__":

@@ -27,12 +27,12 @@ True
 
 from __future__ import annotations
 
-import argparse
 import functools
 
 import numpy as np
 
 import timely
+from timely.examples.cli import parser, timely_args
 from timely import Batch
 
 SENSORS = ("boiler", "cellar", "kitchen", "roof", "attic")
@@ -137,19 +137,13 @@ def same(table: dict, expected: dict) -> bool:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(
-        prog="python -m timely.examples.columnar",
-        description=__doc__.split("\n\n")[0],
-        add_help=False,
-        epilog="-w W workers; -n -p -h as for every computation",
-    )
-    parser.add_argument("--help", action="help", help="show this help and exit")
-    parser.add_argument("--rows", type=int, default=100_000, help="readings (default 10^5)")
-    parser.add_argument("--epochs", type=int, default=3, help="epochs (default 3)")
-    parser.add_argument("--seed", type=int, default=7)
-    args, rest = parser.parse_known_args(argv)
+    p = parser("columnar", __doc__, workers=2)
+    p.add_argument("--rows", type=int, default=100_000, help="readings (default 10^5)")
+    p.add_argument("--epochs", type=int, default=3, help="epochs (default 3)")
+    p.add_argument("--seed", type=int, default=7)
+    args = p.parse_args(argv)
 
-    table = summarize(args.rows, args.epochs, args.seed, args=rest)
+    table = summarize(args.rows, args.epochs, args.seed, args=timely_args(args))
     if not same(table, expected_summary(*make_readings(args.rows, args.epochs, args.seed))):
         raise SystemExit("the dataflow's summary differs from numpy's")
     print(f"{'epoch':>5}  {'sensor':<8} {'count':>6} {'mean °F':>8} {'min °F':>7} {'max °F':>7}")

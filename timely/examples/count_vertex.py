@@ -15,7 +15,7 @@ sends every record to worker 0, so at any worker count worker 0 reports the
 whole epoch's count (as a Naiad "stage" of one vertex); Select runs on every
 worker. The example checks the counts against a plain count and prints them.
 
-Run: ``python -m timely.examples.count_vertex [--epochs E] [--records R] [--workers W]``
+Run: ``python -m timely.examples.count_vertex [--epochs E] [--records R] [-w W]``
 
 >>> count_per_epoch([["a", "bb"], [], ["ccc"]])
 [(0, 2), (2, 1)]
@@ -23,12 +23,12 @@ Run: ``python -m timely.examples.count_vertex [--epochs E] [--records R] [--work
 
 from __future__ import annotations
 
-import argparse
 import functools
 import random
 import string
 
 import timely
+from timely.examples.cli import parser, timely_args
 
 
 class Select(timely.Vertex):
@@ -81,12 +81,16 @@ def _work(worker, epochs: list) -> list:
     return results
 
 
-def count_per_epoch(epochs: list, workers: int = 1, **options) -> list:
+def count_per_epoch(epochs: list, workers: int = 1, args=None, **options) -> list:
     """``(epoch, count)`` for every epoch with records, in epoch order, by the Count vertex.
 
-    ``options`` go to :func:`timely.execute` (e.g. ``schedule_seed``, ``check_progress``).
+    With ``args`` (a command line's ``-w -n -p -h``) it runs as
+    :func:`timely.execute_from_args` does (the counts are on the first host),
+    else on ``workers`` workers. ``options`` go to :func:`timely.execute`
+    (e.g. ``schedule_seed``, ``check_progress``).
     """
-    parts = timely.execute(functools.partial(_work, epochs=epochs), workers=workers, **options)
+    parts = timely.execute_from_args(args if args is not None else ["-w", str(workers)],
+                                     functools.partial(_work, epochs=epochs), **options)
     # Count's pact sends every record to worker 0; the others report nothing.
     if any(parts[1:]):
         raise AssertionError(f"workers other than 0 reported counts: {parts[1:]}")
@@ -109,17 +113,17 @@ def make_epochs(epochs: int, records: int, seed: int = 1) -> list:
 
 
 def main(argv=None) -> list:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--epochs", type=int, default=10, help="epochs (default 10)")
-    parser.add_argument(
-        "--records", type=int, default=1000, help="mean records per epoch (default 1000)"
-    )
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("-w", "--workers", type=int, default=1, help="worker count (default 1)")
-    args = parser.parse_args(argv)
+    p = parser("count_vertex", __doc__, workers=2)
+    p.add_argument("--epochs", type=int, default=10, help="epochs (default 10)")
+    p.add_argument("--records", type=int, default=1000,
+                   help="mean records per epoch (default 1000)")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args(argv)
     epochs = make_epochs(args.epochs, args.records, args.seed)
-    counts = count_per_epoch(epochs, args.workers)
+    counts = count_per_epoch(epochs, args=timely_args(args))
     expected = [(e, len(b)) for e, b in enumerate(epochs) if b]
+    if args.process != 0:       # every record went to worker 0, on the first host
+        expected = []
     if counts != expected:
         raise SystemExit(f"wrong counts: {counts} != {expected}")
     for epoch, n in counts:

@@ -6,7 +6,8 @@ number to worker ``number % peers``, ``map`` doubles it and ``inspect`` prints
 to the next round and every worker steps until its probe says that the round
 is complete everywhere, so the rounds are printed in order.
 
-Run: ``python -m timely.examples.hello [--rounds R] [--workers W]``
+Run: ``python -m timely.examples.hello [--rounds R] [-w W]``
+(and the options every example shares: ``--help``)
 
 >>> hello(rounds=3, quiet=True)
 [[0, 2, 4]]
@@ -14,10 +15,10 @@ Run: ``python -m timely.examples.hello [--rounds R] [--workers W]``
 
 from __future__ import annotations
 
-import argparse
 import functools
 
 import timely
+from timely.examples.cli import parser, timely_args
 
 
 def _work(worker, rounds: int, quiet: bool) -> list:
@@ -40,23 +41,25 @@ def _work(worker, rounds: int, quiet: bool) -> list:
     return seen
 
 
-def hello(rounds: int = 10, workers: int = 1, quiet: bool = False, **options) -> list:
+def hello(rounds: int = 10, workers: int = 1, quiet: bool = False, args=None,
+          **options) -> list:
     """Runs the dataflow; returns, per worker, the doubled values it printed.
 
+    With ``args`` (a command line's ``-w -n -p -h``) it runs as
+    :func:`timely.execute_from_args` does, else on ``workers`` workers.
     ``options`` go to :func:`timely.execute` (e.g. ``schedule_seed``, ``check_progress``).
     """
-    return timely.execute(
-        functools.partial(_work, rounds=rounds, quiet=quiet), workers=workers, **options
-    )
+    work = functools.partial(_work, rounds=rounds, quiet=quiet)
+    return timely.execute_from_args(args if args is not None else ["-w", str(workers)], work,
+                                    **options)
 
 
 def main(argv=None) -> list:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=10, help="rounds of input (default 10)")
-    parser.add_argument("-w", "--workers", type=int, default=1, help="worker count (default 1)")
-    parser.add_argument("--quiet", action="store_true", help="do not print the records")
-    args = parser.parse_args(argv)
-    seen = hello(args.rounds, args.workers, args.quiet)
+    p = parser("hello", __doc__, workers=2)
+    p.add_argument("--rounds", type=int, default=10, help="rounds of input (default 10)")
+    p.add_argument("--quiet", action="store_true", help="do not print the records")
+    args = p.parse_args(argv)
+    seen = hello(args.rounds, quiet=args.quiet, args=timely_args(args))
     expected = sorted(2 * r for r in range(args.rounds))
     got = sorted(x for part in seen for x in part)
     if got != expected:

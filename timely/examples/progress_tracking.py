@@ -9,16 +9,16 @@ and internal changes. The example prints, as it runs, the frontier each worker
 sees at the loop's output, and checks that no worker ever releases a time
 while a record at that time could still reach the output.
 
-Run: ``python -m timely.examples.progress_tracking [--workers N] [--epochs E] [--seed S]``
+Run: ``python -m timely.examples.progress_tracking [-w N] [--epochs E] [--seed S]``
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import time
 from collections import deque
 
+from timely.examples.cli import parser
 from timely.progress import Builder, MutableAntichain, Source, Target
 
 # Node 0 is the scope boundary: its target 0 is the scope output. Node 4 is
@@ -80,10 +80,10 @@ class Worker:
 def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, verbose: bool = True):
     rng = random.Random(seed)
     peers = [Worker(i, workers, random.Random(seed * 100 + i)) for i in range(workers)]
-    channels = {(s, r): deque() for s in range(workers) for r in range(workers)}
+    channels: dict[tuple[int, int], deque] = {(s, r): deque() for s in range(workers) for r in range(workers)}
     input_epoch = [0] * workers
-    outstanding = {}          # (epoch, iteration) -> records in flight anywhere, for the check
-    emitted = {}              # epoch -> records that left the loop
+    outstanding: dict[tuple[int, int], int] = {}   # (epoch, iteration) -> records in flight anywhere, for the check
+    emitted: dict[int, int] = {}              # epoch -> records that left the loop
     steps = 0
     start = time.perf_counter()
 
@@ -106,7 +106,7 @@ def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, ver
         steps += 1
         w = rng.choice(peers)
         action = rng.random()
-        batch = []
+        batch: list[tuple] = []
         if action < 0.3 and input_epoch[w.index] < epochs:
             # The input introduces records at its epoch, then advances.
             e = input_epoch[w.index]
@@ -126,7 +126,7 @@ def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, ver
             batch.append(("target", target, t, -1))
             note(t, -1)
             if target in (HEAD_IN, HEAD_FEEDBACK):
-                nxt = (BODY_IN, t, rounds)
+                nxt: tuple | None = (BODY_IN, t, rounds)
             elif target == BODY_IN:
                 # Records that are done leave the scope: they are produced at
                 # its output, which the parent scope accounts for.
@@ -171,11 +171,13 @@ def run(workers: int = 3, epochs: int = 5, seed: int = 7, records: int = 20, ver
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=7)
-    args = parser.parse_args(argv)
+    p = parser("progress_tracking", __doc__, workers=3)
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--seed", type=int, default=7)
+    args = p.parse_args(argv)
+    if args.processes != 1 or args.hostfile is not None:
+        p.error("the workers of progress_tracking are simulated in this process: "
+                "-w only, no -n or -h")
     tracker, _ = build_tracker()
     print(f"loop scope with {tracker.nodes - 1} operators; timestamps (epoch, iteration)")
     print(f"{args.workers} workers, {args.epochs} epochs")

@@ -17,11 +17,11 @@ Run: ``python -m timely.examples.sequencer [--rounds R] [--delay MS] [-w W]``
 
 from __future__ import annotations
 
-import argparse
 import functools
 import time
 
 import timely
+from timely.examples.cli import parser, timely_args
 from timely.errors import TimelyError
 from timely.synchronization import Sequencer
 
@@ -78,24 +78,18 @@ def check(sequences) -> None:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python -m timely.examples.sequencer",
-        description=__doc__.split("\n\n")[0],
-        add_help=False,
-        epilog="-w W workers; -n -p -h as for every computation",
-    )
-    parser.add_argument("--help", action="help", help="show this help and exit")
-    parser.add_argument(
+    p = parser("sequencer", __doc__, workers=2)
+    p.add_argument(
         "--rounds", type=int, default=5, help="announcements per worker (default 5)"
     )
-    parser.add_argument(
+    p.add_argument(
         "--delay",
         type=float,
         default=10.0,
         help="ms of sleep per announcement, times 1 + worker index (default 10)",
     )
-    args, rest = parser.parse_known_args(argv)
-    sequences = announce(args.rounds, args.delay, args=rest)
+    args = p.parse_args(argv)
+    sequences = announce(args.rounds, args.delay, args=timely_args(args))
     check(sequences)
     for item in sequences[0]:
         print(item)

@@ -5,8 +5,8 @@ DataFrames, runs each through timely with 2 workers placed by Spark
 (:func:`timely.spark.run`, one worker per task of a barrier stage), checks
 the answers against Spark's own ``groupBy``, and prints a table of rows/s:
 
-- word count: ``--words`` words drawn from WORKLOADS.md's vocabulary of
-  10^4 words; timely counts per word (every row at epoch 0);
+- word count: ``--words`` words drawn from the vocabulary of
+  :mod:`timely.examples.wordcount` (10^4 words); timely counts per word (every row at epoch 0);
 - tumbling sum: ``--records`` rows ``(epoch, key, value)`` with 100 epochs,
   key and value in [0, 1000); timely sums per (epoch, key), emitting each
   epoch's sums once the epoch is complete.
@@ -15,12 +15,11 @@ Both dataflows are vectorized: :func:`sum_per_epoch` pre-aggregates each
 batch in a compiled hash table, routes the partial sums by key in C and folds
 them on the key's worker, emitting each epoch once it is complete.
 
-Run: ``python -m timely.examples.spark_pipeline [--words N] [--records N] [--workers W]``
+Run: ``python -m timely.examples.spark_pipeline [--words N] [--records N] [-w W]``
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -28,6 +27,7 @@ import time
 import numpy as np
 
 import timely
+from timely.examples.cli import parser
 from timely.dataflow.channels import Pipeline
 
 
@@ -94,11 +94,12 @@ def timed(label, action):
 
 def main(argv=None, spark=None) -> int:
     """Runs the job; on ``spark`` when given (left running), else on a new local session."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--words", type=int, default=10**6)
-    parser.add_argument("--records", type=int, default=10**6)
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args(argv)
+    p = parser("spark_pipeline", __doc__, workers=2)
+    p.add_argument("--words", type=int, default=10**6, help="words (default 10^6)")
+    p.add_argument("--records", type=int, default=10**6, help="records (default 10^6)")
+    args = p.parse_args(argv)
+    if args.processes != 1 or args.hostfile is not None:
+        p.error("Spark places the workers: -w only, no -n or -h")
 
     from timely.spark import run
 

@@ -109,6 +109,9 @@ class LoggingRegistry:
         return registration
 
     def unregister(self, registration: Registration) -> None:
+        """Ends ``registration``: flushes what was logged, tells its callback's ``close()`` if
+        it has one, and stops sending it events. Unregistering twice does nothing.
+        """
         if registration.closed:
             return
         self.logger.flush()
@@ -195,6 +198,9 @@ class Logger:
         self.configure(frozenset(), False)
 
     def configure(self, types: frozenset, idle: bool) -> None:
+        """Sets the kinds of event wanted (``types``, event classes) and whether idle steps are
+        logged; recomputes the ``on_*`` flags the hooks test.
+        """
         self.types = types
         self.idle = idle
         self.on_operates = ev.OperatesEvent in types
@@ -211,15 +217,22 @@ class Logger:
         self.on_text = ev.TextEvent in types
 
     def now(self) -> int:
+        """Nanoseconds since this worker's logging origin."""
         return _perf_ns() - self.origin
 
     def log(self, event) -> None:
+        """Buffers ``event`` with the time since the worker started logging; flushes when the
+        buffer is full. Amortized constant time.
+        """
         buffer = self.buffer
         buffer.append((_perf_ns() - self.origin, self.index, event))
         if len(buffer) >= CAPACITY:
             self.flush()
 
     def flush(self) -> None:
+        """Hands the buffered events to every registration that wants them, then empties the
+        buffer.
+        """
         if not self.buffer:
             return
         events = self.buffer
@@ -263,10 +276,14 @@ class Logger:
         return result
 
     def shutdown(self, identifier) -> None:
+        """Logs that operator ``identifier`` shut down (if wanted)."""
         if self.on_shutdown and identifier is not None:
             self.log(ev.ShutdownEvent(identifier))
 
     def push_progress(self, identifier: int, port: int, changes) -> None:
+        """Logs the progress ``changes`` pushed at ``port`` of operator ``identifier`` (if
+        wanted).
+        """
         if self.on_push:
             self.log(ev.PushProgressEvent(identifier, port, list(changes)))
 
@@ -292,16 +309,21 @@ class Logger:
                                   messages, internal))
 
     def park(self, timeout) -> None:
+        """Logs that the worker parks for at most ``timeout`` seconds (if wanted)."""
         if self.on_park:
             self.log(ev.ParkEvent(True, timeout))
 
     def unpark(self) -> None:
+        """Logs that the worker woke from parking (if wanted)."""
         if self.on_park:
             self.log(ev.ParkEvent(False))
 
     # -- hooks: communication ----------------------------------------------
 
     def frame(self, is_send: bool, peer: int, messages: int, nbytes: int) -> None:
+        """Logs a frame of ``messages`` messages and ``nbytes`` bytes sent to or received from
+        ``peer`` (if wanted).
+        """
         if self.on_frames:
             me = self.index
             if is_send:
@@ -310,6 +332,7 @@ class Logger:
                 self.log(ev.FrameEvent(False, peer, me, messages, nbytes))
 
     def connection(self, peer: int, state: str, detail: str = "") -> None:
+        """Logs a connection to or from ``peer`` changing ``state`` (if wanted)."""
         if self.on_connections:
             self.log(ev.ConnectionEvent(peer, state, detail))
 
@@ -355,6 +378,9 @@ class Logger:
         return LogNub(pusher, self, identifier)
 
     def message(self, is_send, channel, source, target, seq, time, count) -> None:
+        """Logs a message of ``count`` records at ``time`` sent or received on ``channel`` (if
+        wanted).
+        """
         if self.on_messages:
             self.log(ev.MessagesEvent(is_send, channel, source, target, seq, time, count))
 

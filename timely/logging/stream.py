@@ -60,6 +60,7 @@ class BatchLogger:
             self.time = time_ns
 
     def close(self) -> None:
+        """Ends the logged stream: releases its last capability, so a replay of it completes."""
         if self.time is not None:
             self.pusher.push(Progress([(self.time, -1)]))
             self.time = None

@@ -1,3 +1,4 @@
+from typing_extensions import disjoint_base
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -5,6 +6,7 @@ import numpy.typing as npt
 
 from timely.progress._timestamp import Time
 
+@disjoint_base
 class ChangeBatch:
     """A collection of (time, diff) updates, compacted lazily.
 

@@ -1,7 +1,9 @@
+from typing_extensions import disjoint_base
 from collections.abc import Iterable, Iterator
 
 from timely.progress._timestamp import Time
 
+@disjoint_base
 class Antichain:
     """A set of mutually incomparable timestamps: the lower boundary of a set of times.
 
@@ -41,10 +43,11 @@ class Antichain:
     def __getitem__(self, index: int) -> Time:
         """The element at ``index`` in lexicographic order."""
 
-    def __contains__(self, time: object) -> bool: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __contains__(self, time: object, /) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@disjoint_base
 class MutableAntichain:
     """Counts per timestamp, and the antichain of minimal times with positive count.
 

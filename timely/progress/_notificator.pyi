@@ -1,8 +1,10 @@
+from typing_extensions import disjoint_base
 from collections.abc import Iterable
 
 from timely.progress._frontier import Antichain, MutableAntichain
 from timely.progress._timestamp import Time
 
+@disjoint_base
 class Notificator:
     """The core of a frontier notificator: requested times, released in time order.
 

@@ -1,5 +1,7 @@
+from typing_extensions import disjoint_base
 from timely.progress._change_batch import ChangeBatch
 
+@disjoint_base
 class SharedProgress:
     consumeds: list[ChangeBatch]
     internals: list[ChangeBatch]

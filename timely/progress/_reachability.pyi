@@ -1,3 +1,4 @@
+from typing_extensions import disjoint_base
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Union
 
@@ -42,6 +43,7 @@ class Builder:
         ``GraphError`` for edges or summaries naming unknown nodes or ports.
         """
 
+@disjoint_base
 class Tracker:
     """Pointstamp counts per location, and the frontier each location implies.
 
@@ -71,6 +73,15 @@ class Tracker:
 
     def source_frontier(self, source: Source | tuple[int, int]) -> Antichain: ...
     def target_frontier(self, target: Target | tuple[int, int]) -> Antichain: ...
+    def absorb(self, updates: dict[tuple[bool, int, int, Time], int]) -> list[
+        tuple[tuple[bool, int, int, Time], int]]:
+        """Records every ``(is_source, node, port, time) -> diff`` of ``updates``
+        except those at node 0, which are returned as a list of ``(key, diff)``."""
+
+    def drain_pushed(self) -> tuple[list[tuple[int, int, list[tuple[Time, int]]]], list[int]]:
+        """Drains the frontier changes: ``(targets, quiet)``, the changed input
+        frontiers of nodes other than 0 and the nodes now quiet."""
+
     def is_global(self, is_source: bool, node: int, port: int, time: Time) -> bool:
         """A decrement of ``time`` here may move a frontier other workers see."""
 

@@ -78,6 +78,9 @@ class Holder:
         return (*self.scope, self.node)
 
     def describe(self) -> str:
+        """One line saying what holds the frontier: the capability, records or scope input,
+        with its operator and time.
+        """
         t = format_time(self.time)
         if self.kind == "capability":
             text = f"a capability at {t} held by {self.name} (output {self.port})" + (

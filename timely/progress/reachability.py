@@ -32,10 +32,12 @@ class Location(NamedTuple):
 
     @classmethod
     def new_source(cls, node: int, port: int) -> "Location":
+        """The location of output ``port`` of operator ``node``."""
         return cls(node, port, True)
 
     @classmethod
     def new_target(cls, node: int, port: int) -> "Location":
+        """The location of input ``port`` of operator ``node``."""
         return cls(node, port, False)
 
     @classmethod
@@ -49,14 +51,23 @@ class Location(NamedTuple):
 
     @property
     def is_target(self) -> bool:
+        """True for an operator's input port."""
         return not self.is_source
 
     def as_source(self) -> Source:
+        """This location as a :class:`Source`.
+
+        Raises :class:`timely.GraphError` if it is an input port.
+        """
         if not self.is_source:
             raise GraphError(f"{self!r} is an input port, not a source")
         return Source(self.node, self.port)
 
     def as_target(self) -> Target:
+        """This location as a :class:`Target`.
+
+        Raises :class:`timely.GraphError` if it is an output port.
+        """
         if self.is_source:
             raise GraphError(f"{self!r} is an output port, not a target")
         return Target(self.node, self.port)

@@ -113,6 +113,7 @@ class Stuck:
     holders: list
 
     def describe(self) -> str:
+        """One line saying which operator input is stuck, at which frontier, and what holds it."""
         f = ", ".join(format_time(t) for t in self.frontier)
         held = "; ".join(h.describe() for h in self.holders) or "nothing visible in the logs"
         return (f"{self.operator.name} {format_addr(self.operator.addr)} input {self.port} "
@@ -158,6 +159,7 @@ class Model:
 
     @classmethod
     def from_events(cls, events) -> Model:
+        """A model fed with ``events`` (``(time_ns, worker, event)`` as logged)."""
         model = cls()
         model.feed(events)
         return model
@@ -294,10 +296,12 @@ class Model:
         return sorted({op.addr: op for op in out}.values(), key=lambda op: op.index)
 
     def scope_channels(self, scope: tuple) -> list:
+        """The channels inside ``scope``, by identifier."""
         return sorted((ch for ch in self.channels.values() if ch.scope == scope),
                       key=lambda ch: ch.id)
 
     def name_of(self, scope: tuple, node: int) -> str:
+        """The name of operator ``node`` of ``scope`` (node 0 is the scope's boundary)."""
         if node == 0:
             op = self.operators.get(scope)
             return f"{op.name if op else 'scope'} boundary"
@@ -305,6 +309,7 @@ class Model:
         return op.name if op else f"operator {node}"
 
     def is_scope(self, addr: tuple) -> bool:
+        """True if ``addr`` is a scope: an operator that is one, or one with channels inside."""
         op = self.operators.get(addr)
         return (op is not None and op.scope) or any(
             ch.scope == addr for ch in self.channels.values())

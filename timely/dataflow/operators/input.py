@@ -67,6 +67,12 @@ class InputHandle:
         return self._time
 
     def send(self, record) -> None:
+        """Sends ``record`` at the handle's current time. Records are buffered and sent in
+        batches; amortized constant time.
+
+        Raises :class:`timely.CapabilityError` if the handle is closed, and
+        :class:`timely.DataflowError` if it is not attached to a dataflow yet.
+        """
         self._check()
         self._buffer.append(record)
         if len(self._buffer) >= BUFFER:
@@ -146,6 +152,7 @@ class InputHandle:
 
     @property
     def closed(self) -> bool:
+        """True once :meth:`close` was called."""
         return self._closed
 
     def __del__(self):

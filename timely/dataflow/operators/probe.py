@@ -24,20 +24,28 @@ class ProbeHandle:
         return self._frontier
 
     def less_than(self, time) -> bool:
+        """True while some time strictly before ``time`` may still arrive at the probe: the
+        usual test of a driver loop, ``worker.step_while(lambda:
+        probe.less_than(handle.time))``.
+        """
         return self._frontier is not None and self._frontier.less_than(time)
 
     def less_equal(self, time) -> bool:
+        """True while some time at or before ``time`` may still arrive at the probe."""
         return self._frontier is not None and self._frontier.less_equal(time)
 
     def done(self) -> bool:
+        """True when the probed streams are complete: no time can still arrive."""
         return self._frontier is None or self._frontier.is_empty()
 
     def frontier(self):
+        """The probed streams' frontier, as an :class:`~timely.progress.Antichain` (a copy)."""
         from timely.progress.frontier import Antichain
 
         return self._frontier.frontier() if self._frontier is not None else Antichain()
 
     def with_frontier(self, fn):
+        """``fn(frontier)`` for the current frontier; returns what ``fn`` returns."""
         return fn(self.frontier())
 
     def __repr__(self):
