@@ -99,6 +99,20 @@ class _Pending:
             return None
         return held[0] if len(held) == 1 else Batch.concat(held)
 
+    def complete(self, inp, frontiers, operator: str):
+        """Stashes what ``inp`` holds, then yields ``(capability, rows)``
+        for every time that is complete (``rows`` None when nothing came);
+        the caller drops each capability when done with it."""
+        for cap, data in inp:
+            self.add(cap, _batch(data, operator))
+        notificator = self.notificator
+        while True:
+            item = notificator.next(frontiers)
+            if item is None:
+                return
+            cap = item[0]
+            yield cap, self.take(cap.time)
+
 
 class _Built:
     """One side's rows of one time, grouped by key: the build side of a hash join."""
@@ -234,14 +248,7 @@ def distinct(stream, columns, *, persist: bool = False, name: str = "Distinct"):
         seen = KeyIndex(len(names))
 
         def run(frontiers):
-            for cap, data in inp:
-                pending.add(cap, _batch(data, "distinct"))
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                cap, _ = item
-                rows = pending.take(cap.time)
+            for cap, rows in pending.complete(inp, frontiers, "distinct"):
                 if rows is not None:
                     index = seen if persist else KeyIndex(len(names))
                     before = len(index)
@@ -288,14 +295,7 @@ def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve")
         state = [None]
 
         def run(frontiers):
-            for cap, data in inp:
-                pending.add(cap, _batch(data, "improve"))
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                cap, _ = item
-                rows = pending.take(cap.time)
+            for cap, rows in pending.complete(inp, frontiers, "improve"):
                 if rows is not None:
                     ids = index.insert(_keys(rows, names, "improve"))
                     values = np.asarray(rows[value])
