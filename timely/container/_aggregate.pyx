@@ -246,6 +246,13 @@ cdef class GroupBy:
     Integer values are read as int64 (uint64 values above 2**63 wrap), float
     values as float64.
 
+    Nulls (keys or values given as a numpy masked array or an
+    :class:`~timely.container.ArrowColumn`), as Spark's ``groupBy().agg()``:
+    a null key is a group of its own, kept apart and given last by
+    ``result()``; a null value is skipped by ``count``, ``sum``, ``min`` and
+    ``max``, and a group without a non-null value has a null ``sum``,
+    ``min`` and ``max``. A list, struct or map key raises AggregateError.
+
     Cost: amortized O(1) per row in C (one hash, one probe of a table kept at
     most half full, one update per aggregate); memory O(distinct keys). The
     loops run without the GIL: one GroupBy is not for several threads at
