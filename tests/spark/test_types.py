@@ -104,3 +104,26 @@ def test_an_epoch_column_that_is_missing_or_not_integral_fails_at_once(spark):
         run(df, lambda s: s, "key long", epoch_col="epoch", workers=1)
     with pytest.raises(SparkSchemaError, match="'when' holds double"):
         run(df, lambda s: s, "key long", epoch_col="when", workers=1)
+
+
+def test_a_nullable_key_groups_as_spark_groups_it(spark):
+    """``filter_batch`` and ``aggregate`` by a nullable bigint key through
+    ``run`` equal Spark's ``filter().groupBy().agg()``: a null key is one
+    group, null values are skipped, a group without values has null sums."""
+    from pyspark.sql import functions as F
+
+    rows = [(None if k % 5 == 0 else k % 7, None if k % 3 == 0 or k % 7 == 2 else k,
+             None if k % 13 == 0 else k % 11 != 0) for k in range(60)]
+    df = spark.createDataFrame(rows, "key bigint, value bigint, keep boolean").repartition(2)
+
+    def dataflow(stream):
+        return (stream.filter_batch(lambda b: b["keep"])
+                .aggregate("key", "value", how=("count", "sum", "min", "max")))
+
+    schema = "key bigint, count bigint, sum bigint, min bigint, max bigint"
+    got = run(df, dataflow, schema, workers=2).collect()
+    want = (df.filter("keep").groupBy("key")
+            .agg(F.count("value"), F.sum("value"), F.min("value"), F.max("value")).collect())
+    order = lambda r: (r[0] is None, r[0] or 0)  # noqa: E731
+    assert sorted(map(tuple, got), key=order) == sorted(map(tuple, want), key=order)
+    assert any(r.key is None for r in got) and any(r.sum is None for r in got)

@@ -11,7 +11,13 @@ cdef class GroupBy:
     # -1 for an empty slot. All buffers are malloc'd and owned here; okeys
     # holds one strong reference per group.
     cdef readonly tuple how
-    cdef bint count_on, sum_on, min_on, max_on
+    # count_on is also set, as a hidden count of non-null values, whenever
+    # sum/min/max are asked for: a group whose count is 0 has null aggregates.
+    cdef bint count_on, sum_on, min_on, max_on, count_asked
+    # The group of the null key: a GroupBy of its own keyed by 0 (None until
+    # a null key arrives), and the Arrow type of the keys that had nulls.
+    cdef object nulls
+    cdef object null_type
     cdef int mode
     cdef int vkind
     cdef object key_dtype
@@ -52,5 +58,10 @@ cdef class GroupBy:
     cdef int absorb(self, object keys, object counts, object sums, object mins,
                     object maxs) except -1
     cdef object prepare_keys(self, object keys)
+    cdef int update_valid(self, object keys, object values, object valid) except -1
+    cdef int merge_valid(self, object keys, object partials) except -1
+    cdef tuple neutral(self, object prepared, object valid)
+    cdef GroupBy null_group(self)
+    cdef tuple plain_result(self)
     cdef int set_mode(self, int mode, object dtype) except -1
     cdef int mismatch(self, object dtype) except -1

@@ -246,6 +246,13 @@ cdef class GroupBy:
     Integer values are read as int64 (uint64 values above 2**63 wrap), float
     values as float64.
 
+    Nulls (keys or values given as a numpy masked array or an
+    :class:`~timely.container.ArrowColumn`), as Spark's ``groupBy().agg()``:
+    a null key is a group of its own, kept apart and given last by
+    ``result()``; a null value is skipped by ``count``, ``sum``, ``min`` and
+    ``max``, and a group without a non-null value has a null ``sum``,
+    ``min`` and ``max``. A list, struct or map key raises AggregateError.
+
     Cost: amortized O(1) per row in C (one hash, one probe of a table kept at
     most half full, one update per aggregate); memory O(distinct keys). The
     loops run without the GIL: one GroupBy is not for several threads at
@@ -282,15 +289,20 @@ cdef class GroupBy:
         self.sdata = NULL
         self.sdata_cap = 0
         self.count = NULL
+        self.nulls = None
+        self.null_type = None
         self.isum = self.imin = self.imax = NULL
         self.fsum = self.fmin = self.fmax = NULL
 
     def __init__(self, how=("count",)):
         self.how = aggregate_names(how)
-        self.count_on = "count" in self.how
+        self.count_asked = "count" in self.how
         self.sum_on = "sum" in self.how
         self.min_on = "min" in self.how
         self.max_on = "max" in self.how
+        self.count_on = self.count_asked or self.sum_on or self.min_on or self.max_on
+        self.nulls = None
+        self.null_type = None
 
     def __dealloc__(self):
         cdef Py_ssize_t g
@@ -722,8 +734,33 @@ cdef class GroupBy:
     # -- Python surface ------------------------------------------------------
 
     def update(self, keys, values=None):
-        """Folds rows: ``keys`` and ``values`` are 1-D arrays of one length
-        (``values`` may be None when ``how`` is only ``count``)."""
+        """Folds rows: ``keys`` and ``values`` are 1-D columns of one length
+        (``values`` may be None when ``how`` is only ``count``). Either may
+        hold nulls (a numpy masked array, true where null, or an
+        :class:`~timely.container.ArrowColumn`): a null key is a group of its
+        own, and a null value is skipped by every aggregate, ``count``
+        included (as Spark's ``count(col)``, ``sum``, ``min``, ``max``)."""
+        keys, kvalid, ktype = nullable_keys(keys)
+        cdef Py_ssize_t n = len(keys)
+        vvalid = None
+        if values is not None:
+            values, vvalid = nullable_values(values)
+            values = _column(values, n, "the values")
+        if kvalid is not None:
+            self.null_type = self.null_type if self.null_type is not None else ktype
+            self.null_group().update_valid(np.zeros(n - int(kvalid.sum()), dtype=np.int64),
+                                           None if values is None else values[~kvalid],
+                                           None if vvalid is None else vvalid[~kvalid])
+            keep = np.flatnonzero(kvalid)
+            keys = keys.take(keep)
+            if values is not None:
+                values = values[keep]
+                vvalid = None if vvalid is None else vvalid[keep]
+        self.update_valid(keys, values, vvalid)
+
+    cdef int update_valid(self, object keys, object values, object valid) except -1:
+        # Rows whose keys have no nulls; `valid` (or None: all) marks the
+        # values that count.
         keys = key_column(keys)
         cdef Py_ssize_t n = len(keys)
         prepared = None
@@ -733,58 +770,140 @@ cdef class GroupBy:
             values = _column(values, n, "the values")
             vkind = value_kind(values, "the values")
             if n == 0:
-                return
+                return 0
             self.set_values(vkind)
             prepared = np.ascontiguousarray(
                 values, dtype=np.int64 if vkind == VALUES_INT else np.float64)
         elif values is not None:
             _column(values, n, "the values")
         if n == 0:
-            return
+            return 0
         keys = self.prepare_keys(keys)
-        self.absorb(keys, None, prepared if self.sum_on else None,
-                    prepared if self.min_on else None, prepared if self.max_on else None)
+        if valid is None or valid.all():
+            self.absorb(keys, None, prepared if self.sum_on else None,
+                        prepared if self.min_on else None, prepared if self.max_on else None)
+            return 0
+        counts = valid.astype(np.int64)
+        sums, mins, maxs = self.neutral(prepared, valid)
+        self.absorb(keys, counts, sums, mins, maxs)
+        return 0
+
+    cdef tuple neutral(self, object prepared, object valid):
+        """The sum, min and max columns with null rows replaced by values
+        that change no accumulator (0, the largest and the smallest value)."""
+        if prepared is None:
+            return None, None, None
+        if prepared.dtype == np.int64:
+            big, small = INT64_MAX, INT64_MIN
+        else:
+            big, small = np.inf, -np.inf
+        return (np.where(valid, prepared, 0).astype(prepared.dtype) if self.sum_on else None,
+                np.where(valid, prepared, big).astype(prepared.dtype) if self.min_on else None,
+                np.where(valid, prepared, small).astype(prepared.dtype) if self.max_on else None)
+
+    cdef GroupBy null_group(self):
+        if self.nulls is None:
+            self.nulls = GroupBy(self.how)
+        return <GroupBy>self.nulls
 
     def merge(self, keys, partials):
         """Folds partial aggregates: ``partials`` maps each name in ``how`` to
         a column of one value per key, as in another GroupBy's ``result()``
-        (``count`` is added, ``sum`` added, ``min``/``max`` compared). A key
-        may appear in several rows."""
+        (``count`` is added, ``sum`` added, ``min``/``max`` compared; a null
+        ``sum``/``min``/``max``, a group without values, is skipped). A key
+        may appear in several rows; a null key merges into the null group."""
+        keys, kvalid, ktype = nullable_keys(keys)
+        cdef Py_ssize_t n = len(keys)
+        if kvalid is not None:
+            self.null_type = self.null_type if self.null_type is not None else ktype
+            nulls = np.flatnonzero(~kvalid)
+            self.null_group().merge_valid(np.zeros(len(nulls), dtype=np.int64),
+                                          take_partials(partials, self.how, nulls, n))
+            keep = np.flatnonzero(kvalid)
+            partials = take_partials(partials, self.how, keep, n)
+            keys = keys.take(keep)
+        self.merge_valid(keys, partials)
+
+    cdef int merge_valid(self, object keys, object partials) except -1:
         keys = key_column(keys)
         cdef Py_ssize_t n = len(keys)
         columns = {}
         vkind = VALUES_UNSET
+        valid = None
         for name in self.how:
             try:
                 column = partials[name]
             except KeyError:
                 raise AggregateError(f"the partial aggregates have no {name!r} column") from None
+            column, column_valid = nullable_values(column)
             column = _column(column, n, f"the partial {name!r} column")
             if name == "count":
                 if column.dtype.kind not in "iub":
                     raise AggregateError(f"partial counts have dtype {column.dtype}, not integer")
                 columns[name] = np.ascontiguousarray(column, dtype=np.int64)
                 continue
+            if column_valid is not None:
+                valid = column_valid if valid is None else valid & column_valid
             kind = value_kind(column, f"the partial {name!r} column")
             if vkind != VALUES_UNSET and kind != vkind:
                 raise AggregateError("the partial aggregates mix integer and float columns")
             vkind = kind
             columns[name] = column
         if n == 0:
-            return
+            return 0
         if vkind != VALUES_UNSET:
             self.set_values(vkind)
             dtype = np.int64 if vkind == VALUES_INT else np.float64
             for name in ("sum", "min", "max"):
                 if name in columns:
                     columns[name] = np.ascontiguousarray(columns[name], dtype=dtype)
+        counts = columns.get("count")
+        if valid is not None and not valid.all():
+            if counts is None:
+                counts = valid.astype(np.int64)     # the hidden count: > 0 iff values
+            else:
+                counts = np.where(valid, counts, 0)
+            first = next(columns[h] for h in ("sum", "min", "max") if h in columns)
+            sums, mins, maxs = self.neutral(first, valid)
+            if "sum" in columns:
+                columns["sum"] = np.where(valid, columns["sum"], sums)
+            if "min" in columns:
+                columns["min"] = np.where(valid, columns["min"], mins)
+            if "max" in columns:
+                columns["max"] = np.where(valid, columns["max"], maxs)
         keys = self.prepare_keys(keys)
-        self.absorb(keys, columns.get("count"), columns.get("sum"), columns.get("min"),
+        self.absorb(keys, counts, columns.get("sum"), columns.get("min"),
                     columns.get("max"))
+        return 0
 
     def result(self):
         """``(keys, {aggregate: column})``: one row per distinct key, in the
-        order the keys first arrived; new arrays (the GroupBy may go on)."""
+        order the keys first arrived, the null key's group (if a null key
+        came) last; new columns (the GroupBy may go on). A column with a
+        null (the key column with the null key; ``sum``, ``min``, ``max`` of
+        a group whose values were all null) is an
+        :class:`~timely.container.ArrowColumn`."""
+        keys, columns = self.plain_result()
+        if self.count_on and not self.count_asked and self.needs_values:
+            counts = copy_out(self.count, self.size, np.int64)
+        else:
+            counts = columns.get("count")
+        if self.nulls is not None and len(self.nulls):
+            null_keys, null_columns = (<GroupBy>self.nulls).plain_result()
+            null_counts = copy_out((<GroupBy>self.nulls).count, 1, np.int64)
+            keys = keys_with_null(keys, self.null_type, self.mode == KEYS_UNSET)
+            for name in self.how:
+                columns[name] = join_column(columns[name], null_columns[name])
+            counts = None if counts is None else np.concatenate([counts, null_counts])
+        if self.needs_values and counts is not None:
+            empty = counts == 0
+            if empty.any():
+                for name in ("sum", "min", "max"):
+                    if name in columns:
+                        columns[name] = with_nulls(columns[name], empty)
+        return keys, columns
+
+    cdef tuple plain_result(self):
         cdef Py_ssize_t n = self.size, g
         cdef int64_t total
         cdef PyObject **out
@@ -839,3 +958,103 @@ cdef object copy_out(const void *source, Py_ssize_t n, object dtype):
     if n:
         memcpy(<void *>data_of(array), source, <size_t>n * 8)
     return array
+
+
+# -- nulls ---------------------------------------------------------------------
+
+
+def nested_type(kind) -> bool:
+    """Whether the Arrow type ``kind`` is nested (a list, struct or map):
+    such values neither group nor route."""
+    import pyarrow as pa
+
+    return (pa.types.is_nested(kind) or pa.types.is_dictionary(kind)
+            or pa.types.is_union(kind))
+
+
+cdef tuple nullable_keys(object keys):
+    """``(keys, valid, arrow type)``: a key column in a form the key kinds
+    take (nulls filled with some value), a bool array true where the key is
+    not null (None when none is null), and the column's Arrow type (None
+    when it has no nulls)."""
+    from timely.container.batch import ArrowColumn
+
+    if type(keys) is ArrowColumn:
+        import pyarrow as pa
+
+        array = keys.array
+        if nested_type(array.type):
+            raise AggregateError(f"keys of Arrow type {array.type} do not group")
+        valid = array.is_valid().to_numpy(zero_copy_only=False) if array.null_count else None
+        if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+            filled = array.fill_null("") if array.null_count else array
+            return StringColumn.from_arrow(filled), valid, array.type
+        values = keys.to_numpy()
+        values = np.ma.getdata(values) if isinstance(values, np.ma.MaskedArray) else values
+        return values, valid, array.type
+    if isinstance(keys, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(keys)
+        if not mask.any():
+            return np.ma.getdata(keys), None, None
+        import pyarrow as pa
+
+        data = np.ma.getdata(keys)
+        kind = None if data.dtype == object else pa.from_numpy_dtype(data.dtype)
+        return data, ~mask, kind
+    keys = key_column(keys)
+    return keys, None, None
+
+
+cdef tuple nullable_values(object values):
+    """``(values, valid)`` as for keys, the values a numpy array."""
+    from timely.container.batch import ArrowColumn
+
+    if type(values) is ArrowColumn:
+        values = values.to_numpy()
+    if isinstance(values, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(values)
+        return np.ma.getdata(values), (~mask if mask.any() else None)
+    return values, None
+
+
+cdef dict take_partials(object partials, tuple how, object rows, Py_ssize_t n):
+    from timely.container.batch import ArrowColumn
+
+    taken = {}
+    for name in how:
+        if name not in partials:
+            raise AggregateError(f"the partial aggregates have no {name!r} column")
+        column = partials[name]
+        if type(column) is ArrowColumn:
+            taken[name] = column.take(rows)
+        else:
+            taken[name] = _column(column, n, f"the partial {name!r} column")[rows]
+    return taken
+
+
+cdef object keys_with_null(object keys, object null_type, bint only_null):
+    """The key column with one null row after its keys, as an ArrowColumn."""
+    import pyarrow as pa
+
+    from timely.container.batch import ArrowColumn
+
+    if only_null:
+        array = pa.array([], type=null_type if null_type is not None else pa.null())
+    elif type(keys) is StringColumn:
+        array = keys.to_arrow()
+    else:
+        array = pa.array(keys)
+    if null_type is not None and array.type != null_type:
+        array = array.cast(null_type)
+    return ArrowColumn(pa.concat_arrays([array, pa.nulls(1, type=array.type)]))
+
+
+cdef object join_column(object column, object more):
+    return np.concatenate([column, more])
+
+
+cdef object with_nulls(object column, object empty):
+    """``column`` (a numpy array) with the rows where ``empty`` is true null."""
+    from timely.container.batch import ArrowColumn
+
+    return ArrowColumn.from_masked(np.ma.masked_array(column, mask=empty))

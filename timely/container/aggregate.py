@@ -3,6 +3,6 @@
 See :class:`GroupBy`.
 """
 
-from timely.container._aggregate import AGGREGATES, GroupBy, aggregate_names
+from timely.container._aggregate import AGGREGATES, GroupBy, aggregate_names, nested_type
 
-__all__ = ["AGGREGATES", "GroupBy", "aggregate_names"]
+__all__ = ["AGGREGATES", "GroupBy", "aggregate_names", "nested_type"]

@@ -360,7 +360,15 @@ class Batch:
         return Batch.from_columns(renamed, self._length)
 
     def filter(self, mask) -> Batch:
-        """The rows where the boolean ``mask`` is true."""
+        """The rows where the boolean ``mask`` is true. A null in the mask (a
+        masked entry of a numpy masked array, or a null of a boolean
+        ArrowColumn or Arrow array) keeps no row, as in SQL's ``WHERE``."""
+        if type(mask) is ArrowColumn:
+            mask = mask.array
+        if hasattr(mask, "fill_null"):                 # an Arrow array
+            mask = mask.fill_null(False).to_numpy(zero_copy_only=False)
+        elif isinstance(mask, np.ma.MaskedArray):
+            mask = np.ma.filled(mask, False)
         mask = np.asarray(mask)
         if mask.dtype != np.bool_ or mask.shape != (self._length,):
             raise BatchError(

@@ -17,9 +17,9 @@ from collections import deque
 import numpy as np
 
 from timely.communication.allocator import Puller
-from timely.container import Batch, StringColumn
-from timely.container.routing import (partition, partition_records, route, split_records,
-                                      stable_hash)
+from timely.container import ArrowColumn, Batch, StringColumn
+from timely.container.routing import (partition, partition_records, route, route_nullable,
+                                      split_records, stable_hash)
 from timely.errors import RouteError
 
 __all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pipeline", "Tee", "stable_hash"]
@@ -217,6 +217,19 @@ class ExchangePusher:
             raise RouteError(
                 f"the exchange route {_name(key)} gave {len(keys)} keys for a batch of "
                 f"{len(batch)} rows")
+        if type(keys) is ArrowColumn or isinstance(keys, np.ma.MaskedArray):
+            # Nulls go to one fixed worker; a nested type raises, at any
+            # worker count.
+            try:
+                dest = route_nullable(keys[:1] if peers == 1 else keys, peers,
+                                      key if type(key) is str else _name(key))
+            except RouteError:
+                raise
+            except (TypeError, ValueError) as error:
+                raise RouteError(f"the exchange route {_name(key)} gave keys that do not "
+                                 f"route: {error}") from error
+            self._send_rows(time, batch, dest)
+            return
         if peers == 1 and (type(keys) is StringColumn or type(keys) is np.ndarray
                            and keys.ndim == 1 and keys.dtype.kind in _ROUTABLE_KINDS):
             # Every row of such a column routes: nothing to compute at 1 worker.

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from timely.container import Batch, StringColumn
-from timely.container.aggregate import AGGREGATES, GroupBy, aggregate_names
+from timely.container import ArrowColumn, Batch, StringColumn
+from timely.container.aggregate import AGGREGATES, GroupBy, aggregate_names, nested_type
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
 from timely.dataflow.notificator import FrontierNotificator
@@ -74,13 +74,18 @@ def map_batch(stream, fn):
 def filter_batch(stream, fn):
     """The rows for which the boolean mask ``fn(batch)`` is true.
 
-    A batch whose rows all pass goes on as it is (not copied); one with none
-    is dropped. Cost: the call, and a gather of the kept rows (numpy)."""
+    The mask may hold nulls (a numpy masked array, as a comparison of a
+    column with nulls gives, or a boolean ArrowColumn): a null keeps no row,
+    as in Spark's ``filter``. Kept rows keep their nulls (an ArrowColumn's
+    validity goes with its rows). A batch whose rows all pass goes on as it
+    is (not copied); one with none is dropped. Cost: the call, and a gather
+    of the kept rows (numpy, or Arrow's take)."""
 
     def keep(time, data):
         batch = _batch(data, "filter_batch")
-        mask = np.asarray(fn(batch))
-        if mask.dtype == np.bool_ and mask.shape == (len(batch),) and mask.all():
+        mask = fn(batch)
+        if type(mask) is np.ndarray and mask.dtype == np.bool_ \
+                and mask.shape == (len(batch),) and mask.all():
             return batch
         return batch.filter(mask)
 
@@ -107,6 +112,10 @@ def _check_columns(batch: Batch, names, operator: str) -> None:
             raise AggregateError(
                 f"{operator}: the batch has no column {name!r}; it has {list(batch.names)}"
             )
+    column = batch.column(names[0])
+    if type(column) is ArrowColumn and nested_type(column.type):
+        raise ColumnarError(f"{operator}: the key column {names[0]!r} is of Arrow type "
+                            f"{column.type}; lists, structs and maps do not group")
 
 
 def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine: bool = True):
@@ -133,6 +142,15 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
     first reduced to one row per distinct key where it is (a combiner), so
     only partial aggregates cross workers.
 
+    Nulls, as Spark's ``groupBy().agg()`` treats them: a null key (in an
+    :class:`~timely.container.ArrowColumn` or a masked key column) is a group
+    of its own, routed to worker 0 on every run; a null value is skipped by
+    ``count``, ``sum``, ``min`` and ``max`` (``count`` counts the non-null
+    values of ``value``, or rows when ``value`` is None), and a group with
+    no non-null value has a null ``sum``/``min``/``max``. Such columns come
+    out as ArrowColumns. A list, struct or map key column raises
+    :class:`ColumnarError` naming it.
+
     Cost: one hash and probe per row in compiled code (twice with the
     combiner: text keys of an object column then travel and merge as a
     string column, by their bytes), plus the exchange of the (partial) rows; memory one
@@ -146,7 +164,14 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
     needs_values = any(h != "count" for h in hows)
     if needs_values and value is None:
         raise AggregateError(f"aggregates {hows} need a value column")
-    rows_needed = (key, value) if needs_values else (key,)
+    rows_needed = (key, value) if value is not None else (key,)
+
+    def values_of(batch):
+        # With a value column, count counts its non-null values (Spark's
+        # count(col)): a count alone reads the column only when it has nulls.
+        if needs_values or value is not None and type(batch.column(value)) is ArrowColumn:
+            return batch[value]
+        return None
     partials = combine and stream.scope.peers > 1
 
     if partials:
@@ -155,7 +180,7 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
             batch = _batch(data, "aggregate")
             _check_columns(batch, rows_needed, "aggregate")
             group = GroupBy(hows)
-            group.update(batch.column(key), batch[value] if needs_values else None)
+            group.update(batch.column(key), values_of(batch))
             keys, columns = group.result()
             return Batch.from_columns({key: _as_strings(keys), **columns}, len(keys))
 
@@ -181,7 +206,7 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
                     group.merge(batch.column(key), batch.columns)
                 else:
                     _check_columns(batch, rows_needed, "aggregate")
-                    group.update(batch.column(key), batch[value] if needs_values else None)
+                    group.update(batch.column(key), values_of(batch))
             while True:
                 item = notificator.next(frontiers)
                 if item is None:
