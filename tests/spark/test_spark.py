@@ -50,6 +50,34 @@ def test_run_without_an_epoch_column_uses_epoch_zero(spark):
     assert timely_answer(result) == expected
 
 
+def _labelled_edges(streams):
+    from timely import Batch
+    from timely.dataflow.operators.relational import join
+
+    joined = join(streams["edges"], streams["seeds"], left_on="src", right_on="node")
+    return joined.map_batch(lambda b: Batch(src=b["src"], dst=b["dst"], label=b["label"]))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_takes_several_dataframes_as_inputs(spark, workers):
+    edges = spark.range(0, 3000, numPartitions=3).selectExpr("id % 97 as src",
+                                                            "(id * 7) % 101 as dst")
+    # another schema, another partition count, a column of another type
+    seeds = spark.range(0, 60, numPartitions=1).selectExpr("cast(id * 2 as int) as node",
+                                                          "id * 10 as label")
+    result = run({"edges": edges, "seeds": seeds}, _labelled_edges,
+                 "src long, dst long, label long", workers=workers, cast=True)
+    expected = sorted(tuple(r) for r in edges.join(seeds, edges.src == seeds.node)
+                      .select("src", "dst", "label").collect())
+    assert timely_answer(result) == expected
+    assert len(expected) > 1000
+
+
+def test_run_refuses_an_empty_dict_of_inputs(spark):
+    with pytest.raises(SparkConfigError, match="at least one"):
+        run({}, _labelled_edges, SCHEMA)
+
+
 def test_map_batches_sees_numpy_columns(spark):
     df = records(spark)
 
