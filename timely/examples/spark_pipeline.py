@@ -221,7 +221,8 @@ def spark_pagerank(edges, iterations: int, damping: float = 0.85, every: int = 3
     return ranks
 
 
-def _arrays(df, value: str):
+def node_arrays(df, value: str):
+    """``(node, value)`` of a DataFrame as numpy arrays ordered by node."""
     frame = df.toPandas().sort_values("node")
     return frame["node"].to_numpy(np.int64), frame[value].to_numpy()
 
@@ -242,13 +243,13 @@ def graph_jobs(spark, edges: int, workers: int, iterations: int, every: int = 3)
           f"{len(np.unique(labels))} components", flush=True)
     components = run(graph, connected_components, "node long, label long", workers=workers)
     (got_nodes, got), timely_s = timed("connected components through timely (one barrier stage)",
-                                       lambda: _arrays(components, "label"))
+                                       lambda: node_arrays(components, "label"))
     if not (np.array_equal(got_nodes, nodes) and np.array_equal(got, labels)):
         raise SystemExit("connected components: timely and scipy disagree")
     print("  connected components in Spark (joins until a fixpoint) ...", flush=True)
     start = time.perf_counter()
     found, rounds = spark_components(graph, every)
-    got_nodes, got = _arrays(found, "label")
+    got_nodes, got = node_arrays(found, "label")
     spark_s = time.perf_counter() - start
     if not (np.array_equal(got_nodes, nodes) and np.array_equal(got, labels)):
         raise SystemExit("connected components: Spark's loop and scipy disagree")
@@ -260,12 +261,12 @@ def graph_jobs(spark, edges: int, workers: int, iterations: int, every: int = 3)
     ranked = run(graph, lambda s: pagerank(s, iterations), "node long, rank double",
                  workers=workers)
     (got_nodes, got), timely_s = timed("PageRank through timely (one barrier stage)",
-                                       lambda: _arrays(ranked, "rank"))
+                                       lambda: node_arrays(ranked, "rank"))
     if not (np.array_equal(got_nodes, nodes) and np.allclose(got, ranks, rtol=1e-9, atol=0)):
         raise SystemExit("PageRank: timely and scipy disagree")
     print("  PageRank in Spark (a join and a groupBy per round) ...", flush=True)
     start = time.perf_counter()
-    got_nodes, got = _arrays(spark_pagerank(graph, iterations, every=every), "rank")
+    got_nodes, got = node_arrays(spark_pagerank(graph, iterations, every=every), "rank")
     spark_s = time.perf_counter() - start
     if not (np.array_equal(got_nodes, nodes) and np.allclose(got, ranks, rtol=1e-9, atol=0)):
         raise SystemExit("PageRank: Spark's loop and scipy disagree")
