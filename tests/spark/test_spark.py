@@ -64,11 +64,17 @@ def test_run_takes_several_dataframes_as_inputs(spark, workers):
                                                             "(id * 7) % 101 as dst")
     # another schema, another partition count, a column of another type
     seeds = spark.range(0, 60, numPartitions=1).selectExpr("cast(id * 2 as int) as node",
-                                                          "id * 10 as label")
-    result = run({"edges": edges, "seeds": seeds}, _labelled_edges,
+                                                          "id * 10 as `la.bel`")
+
+    def labelled(streams):
+        streams["seeds"] = streams["seeds"].map_batch(
+            lambda b: b.select(["node"]).with_columns(label=b["la.bel"]))
+        return _labelled_edges(streams)
+
+    result = run({"edges": edges, "seeds": seeds}, labelled,
                  "src long, dst long, label long", workers=workers, cast=True)
     expected = sorted(tuple(r) for r in edges.join(seeds, edges.src == seeds.node)
-                      .select("src", "dst", "label").collect())
+                      .select("src", "dst", "`la.bel`").collect())
     assert timely_answer(result) == expected
     assert len(expected) > 1000
 

@@ -244,9 +244,10 @@ def _epochs(batch: Batch, epoch_col: str):
 INPUT_COLUMN = "__timely_input"
 
 
-def _column_alias(k: int, name: str) -> str:
-    """The name of input ``k``'s column ``name`` in the union of several inputs."""
-    return f"__timely_{k}_{name}"
+def _column_alias(k: int, position: int) -> str:
+    """The name of input ``k``'s column at ``position`` in the union of
+    several inputs (by position: a name may hold dots or backticks)."""
+    return f"__timely_{k}_{position}"
 
 
 def _union(frames: dict):
@@ -257,13 +258,15 @@ def _union(frames: dict):
 
     from pyspark.sql import functions as F
 
-    fields = [(k, f) for k, df in enumerate(frames.values()) for f in df.schema.fields]
+    fields = [(k, i, f) for k, df in enumerate(frames.values())
+              for i, f in enumerate(df.schema.fields)]
     parts = []
     for k, df in enumerate(frames.values()):
         columns = [F.lit(k).cast("int").alias(INPUT_COLUMN)]
-        for j, field in fields:
-            column = df[field.name] if j == k else F.lit(None).cast(field.dataType)
-            columns.append(column.alias(_column_alias(j, field.name)))
+        for j, i, field in fields:
+            quoted = "`" + field.name.replace("`", "``") + "`"     # dots name no struct field
+            column = df[quoted] if j == k else F.lit(None).cast(field.dataType)
+            columns.append(column.alias(_column_alias(j, i)))
         parts.append(df.select(*columns))
     return reduce(lambda a, b: a.union(b), parts)
 
@@ -275,7 +278,7 @@ def _splitter(schemas: list):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    layout = [([_column_alias(k, n) for n in schema.names], schema)
+    layout = [([_column_alias(k, i) for i in range(len(schema))], schema)
               for k, schema in enumerate(schemas)]
 
     def one(record_batch, k):
