@@ -50,6 +50,40 @@ def test_run_without_an_epoch_column_uses_epoch_zero(spark):
     assert timely_answer(result) == expected
 
 
+def _labelled_edges(streams):
+    from timely import Batch
+    from timely.dataflow.operators.relational import join
+
+    joined = join(streams["edges"], streams["seeds"], left_on="src", right_on="node")
+    return joined.map_batch(lambda b: Batch(src=b["src"], dst=b["dst"], label=b["label"]))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_takes_several_dataframes_as_inputs(spark, workers):
+    edges = spark.range(0, 3000, numPartitions=3).selectExpr("id % 97 as src",
+                                                            "(id * 7) % 101 as dst")
+    # another schema, another partition count, a column of another type
+    seeds = spark.range(0, 60, numPartitions=1).selectExpr("cast(id * 2 as int) as node",
+                                                          "id * 10 as `la.bel`")
+
+    def labelled(streams):
+        streams["seeds"] = streams["seeds"].map_batch(
+            lambda b: b.select(["node"]).with_columns(label=b["la.bel"]))
+        return _labelled_edges(streams)
+
+    result = run({"edges": edges, "seeds": seeds}, labelled,
+                 "src long, dst long, label long", workers=workers, cast=True)
+    expected = sorted(tuple(r) for r in edges.join(seeds, edges.src == seeds.node)
+                      .select("src", "dst", "`la.bel`").collect())
+    assert timely_answer(result) == expected
+    assert len(expected) > 1000
+
+
+def test_run_refuses_an_empty_dict_of_inputs(spark):
+    with pytest.raises(SparkConfigError, match="at least one"):
+        run({}, _labelled_edges, SCHEMA)
+
+
 def test_map_batches_sees_numpy_columns(spark):
     df = records(spark)
 
@@ -182,6 +216,39 @@ def test_foreach_batch_applies_each_batch_id_once_across_a_restart(spark, tmp_pa
 
 
 def test_the_main_job_checks_its_answers_against_spark(spark, capsys):
-    assert pipeline_main(["--words", "20000", "--records", "20000"], spark=spark) == 0
+    assert pipeline_main(["--words", "20000", "--records", "20000", "--edges", "4000",
+                          "--iterations", "4"], spark=spark) == 0
     out = capsys.readouterr().out
     assert out.count("equal to Spark's groupBy") == 2
+    # connected components and PageRank: timely and Spark's loops both equal to scipy
+    assert out.count("both equal to scipy") == 2
+    assert "Spark CC round 1:" in out and "Spark PageRank round 4/4:" in out
+
+
+def test_the_graph_references_agree_with_plain_python():
+    from timely.algorithms import rmat_edges
+    from timely.examples.spark_pipeline import reference_components, reference_pagerank
+
+    src, dst = rmat_edges(6, 40, seed=3)
+    nodes, labels = reference_components(src, dst)
+    parent = {int(v): int(v) for v in nodes}
+
+    def root(v):
+        while parent[v] != v:
+            v = parent[v]
+        return v
+
+    for s, d in zip(src.tolist(), dst.tolist()):
+        a, b = sorted((root(s), root(d)))
+        parent[b] = a
+    assert labels.tolist() == [root(int(v)) for v in nodes]    # the least node is the root
+
+    _, ranks = reference_pagerank(src, dst, 3)
+    rank = {int(v): 1.0 for v in nodes}
+    degree = {int(v): int((src == v).sum()) for v in nodes}
+    for _ in range(3):
+        got = {v: 0.0 for v in rank}
+        for s, d in zip(src.tolist(), dst.tolist()):
+            got[d] += rank[s] / degree[s]
+        rank = {v: 0.15 + 0.85 * got[v] for v in rank}
+    assert np.allclose(ranks, [rank[int(v)] for v in nodes], rtol=1e-12)

@@ -4,8 +4,9 @@ Needs the ``spark`` extra (``pip install "timely-dataflow[spark]"``: pyspark
 4, pyarrow, pandas < 3) and Java 17. Nothing here is imported by ``import
 timely``.
 
-- :func:`run`: a timely computation over a DataFrame, one worker per Spark
-  task of a barrier-mode stage; the result is a DataFrame.
+- :func:`run`: a timely computation over a DataFrame (or several, a dict
+  of name -> DataFrame, each an input stream), one worker per Spark task of
+  a barrier-mode stage; the result is a DataFrame.
 - :func:`map_batches`: a stateless vectorized step over every Arrow batch,
   no barrier and no exchange.
 - :func:`foreach_batch`: the callable for Structured Streaming's
@@ -76,20 +77,24 @@ def _schemas(df, schema, epoch_col):
 
 
 def _dry_run(body, incoming, outgoing, epoch_col, cast: bool) -> None:
-    """Pushes one made-up row of ``incoming`` through ``body`` (a dataflow
-    builder, or a batch function when not a dataflow) on one worker in the
-    driver, and holds whatever comes out against ``outgoing``: a missing,
-    renamed or mistyped column raises here, before any task starts. Code
-    that cannot run on the made-up row (or outside a task) is left to the
-    tasks, which check every batch the same way."""
+    """Pushes one made-up row of ``incoming`` (an Arrow schema, or a list of
+    them for several inputs) through ``body`` (a dataflow builder, or a
+    batch function when not a dataflow) on one worker in the driver, and
+    holds whatever comes out against ``outgoing``: a missing, renamed or
+    mistyped column raises here, before any task starts. Code that cannot
+    run on the made-up row (or outside a task) is left to the tasks, which
+    check every batch the same way."""
     from timely.spark.schema import conform, probe
 
-    batch = probe(incoming)
-    if epoch_col is not None:
-        batch = batch.select([n for n in batch.names if n != epoch_col])
+    probes = []
+    for schema in (incoming if isinstance(incoming, list) else [incoming]):
+        batch = probe(schema)
+        if epoch_col is not None:
+            batch = batch.select([n for n in batch.names if n != epoch_col])
+        probes.append(batch)
     outputs: list = []
     try:
-        outputs.extend(body(batch))
+        outputs.extend(body(*probes))
     except SparkSchemaError:
         raise
     except Exception as error:  # noqa: BLE001 - the tasks will check instead
@@ -101,9 +106,10 @@ def _dry_run(body, incoming, outgoing, epoch_col, cast: bool) -> None:
             conform(out, outgoing, cast)
 
 
-def _through_dataflow(dataflow):
-    """``batch -> [output batches]`` of ``dataflow`` on one worker here."""
-    def body(batch):
+def _through_dataflow(dataflow, names=None):
+    """``batch -> [output batches]`` of ``dataflow`` on one worker here; with
+    ``names`` (several inputs) the function takes one batch per name."""
+    def body(*batches):
         from timely.dataflow.channels import Pipeline
         from timely.launch import execute_directly
 
@@ -111,17 +117,38 @@ def _through_dataflow(dataflow):
 
         def work(worker):
             with worker.dataflow() as scope:
-                handle, cap, stream = scope.new_unordered_input()
-                dataflow(stream).sink(Pipeline(), "SparkOutput",
-                                      lambda input_: outputs.extend(d for _, d in input_))
-            handle.session(cap).give_container(batch)
-            handle.flush()
-            cap.drop()
+                inputs, streams = _inputs(scope, names)
+                _apply(dataflow, streams, names).sink(
+                    Pipeline(), "SparkOutput", lambda input_: outputs.extend(d for _, d in input_))
+            for (handle, cap), batch in zip(inputs, batches):
+                handle.session(cap).give_container(batch)
+                handle.flush()
+                cap.drop()
 
         execute_directly(work)
         return outputs
 
     return body
+
+
+def _inputs(scope, names):
+    """One unordered input per name (one for None): ``[(handle, cap)]`` and
+    the streams, a dict by name for several."""
+    if names is None:
+        entry, stream = scope.new_unordered_input()
+        return [entry], stream
+    inputs, streams = [], {}
+    for name in names:
+        entry, streams[name] = scope.new_unordered_input()
+        inputs.append(entry)
+    return inputs, streams
+
+
+def _apply(dataflow, streams, names):
+    result = dataflow(streams)
+    if names is not None and isinstance(result, dict):
+        raise TimelyError("the dataflow of several inputs returns one stream, not a dict")
+    return result
 
 
 def _conf(spark, key: str, default=None):
@@ -213,8 +240,70 @@ def _epochs(batch: Batch, epoch_col: str):
     return [(int(v), rest.take(order[bounds[k]:bounds[k + 1]])) for k, v in enumerate(values)]
 
 
+#: The column of a union of several inputs saying which input a row is of.
+INPUT_COLUMN = "__timely_input"
+
+
+def _column_alias(k: int, position: int) -> str:
+    """The name of input ``k``'s column at ``position`` in the union of
+    several inputs (by position: a name may hold dots or backticks)."""
+    return f"__timely_{k}_{position}"
+
+
+def _union(frames: dict):
+    """One DataFrame of the rows of every DataFrame in ``frames``: a column
+    :data:`INPUT_COLUMN` with the input's index, then the columns of every
+    input (as :func:`_column_alias`), null outside that input's rows."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    fields = [(k, i, f) for k, df in enumerate(frames.values())
+              for i, f in enumerate(df.schema.fields)]
+    parts = []
+    for k, df in enumerate(frames.values()):
+        columns = [F.lit(k).cast("int").alias(INPUT_COLUMN)]
+        for j, i, field in fields:
+            quoted = "`" + field.name.replace("`", "``") + "`"     # dots name no struct field
+            column = df[quoted] if j == k else F.lit(None).cast(field.dataType)
+            columns.append(column.alias(_column_alias(j, i)))
+        parts.append(df.select(*columns))
+    return reduce(lambda a, b: a.union(b), parts)
+
+
+def _splitter(schemas: list):
+    """``record_batch -> [(input index, record_batch)]`` for a union of
+    inputs of these Arrow ``schemas`` (see :func:`_union`): each input's rows
+    with its own columns under their own names and types."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    layout = [([_column_alias(k, i) for i in range(len(schema))], schema)
+              for k, schema in enumerate(schemas)]
+
+    def one(record_batch, k):
+        aliases, schema = layout[k]
+        arrays = [record_batch.column(a) for a in aliases]
+        return pa.RecordBatch.from_arrays(
+            [a.cast(f.type) if a.type != f.type else a for a, f in zip(arrays, schema)],
+            names=schema.names)
+
+    def split(record_batch):
+        if record_batch.num_rows == 0:
+            return []
+        tags = record_batch.column(INPUT_COLUMN).to_numpy(zero_copy_only=False)
+        first = int(tags[0])
+        if (tags == first).all():
+            return [(first, one(record_batch, first))]
+        return [(int(k), one(record_batch.filter(pc.equal(record_batch.column(INPUT_COLUMN),
+                                                          int(k))), int(k)))
+                for k in np.unique(tags)]
+
+    return split
+
+
 def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_col, host, options,
-              ports=None, cast=False, log_paths=False):
+              ports=None, cast=False, log_paths=False, names=None, split=None):
     """The body of one barrier task: yields the output as Arrow record batches."""
     from timely.dataflow.channels import Pipeline
     from timely.spark._task import TaskWorker
@@ -236,8 +325,11 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
                 out.append(data)
 
         with worker.dataflow() as scope:
-            (handle, cap), stream = scope.new_unordered_input()
-            dataflow(stream).sink(Pipeline(), "SparkOutput", collect)
+            inputs, streams = _inputs(scope, names)
+            _apply(dataflow, streams, names).sink(Pipeline(), "SparkOutput", collect)
+        if split is None:
+            def split(record_batch):
+                return [(0, record_batch)]
 
         def emit():
             while out:
@@ -249,14 +341,17 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
                     yield conform(data, arrow_schema, cast)
 
         for record_batch in batches:
-            batch = Batch.from_arrow(record_batch)
-            groups = _epochs(batch, epoch_col) if epoch_col else [(0, batch)]
-            for epoch, rows in groups:
-                handle.session(cap.delayed(epoch)).give_container(rows)
-            handle.flush()
+            for k, part in split(record_batch):
+                handle, cap = inputs[k]
+                batch = Batch.from_arrow(part)
+                groups = _epochs(batch, epoch_col) if epoch_col else [(0, batch)]
+                for epoch, rows in groups:
+                    handle.session(cap.delayed(epoch)).give_container(rows)
+                handle.flush()
             worker.step()
             yield from emit()
-        cap.drop()
+        for _, cap in inputs:
+            cap.drop()
         while worker.step_or_park(0.01):
             yield from emit()
         yield from emit()
@@ -325,6 +420,20 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     null. The input closes when the partition ends and each worker runs
     until its dataflow completes.
 
+    Several DataFrames: ``df`` a dict of name -> DataFrame (one session);
+    ``dataflow(streams) -> stream`` then gets a dict of name -> stream, each
+    the rows of that DataFrame in this worker (at the epoch in ``epoch_col``,
+    which every input then has), each closing when the partition ends. The
+    inputs are co-partitioned into the one barrier stage by a union: each
+    DataFrame's rows tagged with its index (:data:`INPUT_COLUMN`) and its
+    columns side by side with the others' (null outside its rows, so free in
+    Arrow), repartitioned round robin to ``workers`` partitions (by default
+    the most any input has); each task splits its Arrow batches back into
+    the inputs' own columns. A barrier ``mapInArrow`` stage has one parent
+    DataFrame, and DataFrames have no zip of partitions (an RDD's ``zip``
+    needs equal rows per partition and leaves Arrow), so a union is what
+    keeps every row in Arrow and in the executors, Spark Connect included.
+
     Checked at the driver before any task starts: every column's type, the
     epoch column, and (``dry_run=True``) the output's columns, by pushing one
     made-up row through the dataflow on one worker in the driver (a missing,
@@ -372,16 +481,33 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
 
     from timely.spark._task import listen_address, parse_ports
 
-    spark = df.sparkSession
-    connect = _is_connect(spark)
-    partitions = None if connect else df.rdd.getNumPartitions()
-    peers = workers or partitions or slots(spark)
-    preflight(spark, peers)
-    if partitions != peers:                # unknown under Spark Connect: always
-        df = df.repartition(peers)
-    struct, arrow_schema, incoming = _schemas(df, schema, epoch_col)
+    names = split = None
+    if isinstance(df, dict):
+        frames = _frames(df)
+        names = list(frames)
+        first = next(iter(frames.values()))
+        spark = first.sparkSession
+        connect = _is_connect(spark)
+        partitions = None if connect else max(f.rdd.getNumPartitions()
+                                               for f in frames.values())
+        peers = workers or partitions or slots(spark)
+        preflight(spark, peers)
+        checked = [_schemas(f, schema, epoch_col) for f in frames.values()]
+        struct, arrow_schema = checked[0][:2]
+        incoming = [c[2] for c in checked]
+        split = _splitter(incoming)
+        df = _union(frames).repartition(peers)
+    else:
+        spark = df.sparkSession
+        connect = _is_connect(spark)
+        partitions = None if connect else df.rdd.getNumPartitions()
+        peers = workers or partitions or slots(spark)
+        preflight(spark, peers)
+        if partitions != peers:                # unknown under Spark Connect: always
+            df = df.repartition(peers)
+        struct, arrow_schema, incoming = _schemas(df, schema, epoch_col)
     if dry_run:
-        _dry_run(_through_dataflow(dataflow), incoming, arrow_schema, epoch_col, cast)
+        _dry_run(_through_dataflow(dataflow, names), incoming, arrow_schema, epoch_col, cast)
     configured = host or _conf(spark, CONF_LISTEN_ADDRESS)
     ports = parse_ports(_conf(spark, CONF_PORTS))
     watchdog = float(_conf(spark, CONF_WATCHDOG, WATCHDOG_DEFAULT))
@@ -416,7 +542,7 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
         try:
             yield from _run_task(partition, peers, gather, batches, dataflow,
                                  arrow_schema, epoch_col, here, options, ports, cast,
-                                 log_paths=met is None)
+                                 log_paths=met is None, names=names, split=split)
         except Exception as error:
             _raise_with_cause(error, partition, met)
             raise
@@ -426,6 +552,22 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
 
     result = df.mapInArrow(task, struct, barrier=True)
     return result.repartition(peers) if repartition else result
+
+
+def _frames(frames: dict) -> dict:
+    """``frames`` checked: at least one, names are strings, one session."""
+    if not frames:
+        raise SparkConfigError("run needs at least one DataFrame, not an empty dict")
+    sessions = set()
+    for name, frame in frames.items():
+        if not isinstance(name, str):
+            raise SparkConfigError(f"the inputs are named by strings, not {name!r}")
+        if not hasattr(frame, "sparkSession"):
+            raise SparkConfigError(f"input {name!r} is {type(frame).__name__}, not a DataFrame")
+        sessions.add(id(frame.sparkSession))
+    if len(sessions) > 1:
+        raise SparkConfigError("the DataFrames of one run belong to one Spark session")
+    return dict(frames)
 
 
 def map_batches(df, fn, schema, cast: bool = False, dry_run: bool = True):
