@@ -150,3 +150,30 @@ uint64_t tly_ring_used(const void *mem)
     uint64_t tail = atomic_load_explicit(&h->tail, memory_order_acquire);
     return head - tail;
 }
+
+static inline _Atomic uint32_t *FLAG(void *mem)
+{
+    return (_Atomic uint32_t *)mem;
+}
+
+void tly_park_init(void *mem)
+{
+    atomic_store_explicit(FLAG(mem), 0, memory_order_seq_cst);
+}
+
+void tly_park_announce(void *mem)
+{
+    atomic_store_explicit(FLAG(mem), 1, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+void tly_park_clear(void *mem)
+{
+    atomic_store_explicit(FLAG(mem), 0, memory_order_seq_cst);
+}
+
+int tly_park_wanted(void *mem)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    return atomic_load_explicit(FLAG(mem), memory_order_seq_cst) != 0;
+}

@@ -58,4 +58,35 @@ void tly_ring_pop(void *mem);
 /* Bytes in use (for tests and metrics; approximate while others run). */
 uint64_t tly_ring_used(const void *mem);
 
+/*
+ * A park flag: one 32-bit C11 atomic, in shared memory on a cache line of
+ * its own (TLY_PARK_FLAG_BYTES, 8-byte aligned), telling senders whether its
+ * owner (one consumer of several rings) is parked or about to park, so that
+ * they wake it only then. The protocol, a store-fence-load pair on each side:
+ *
+ *   owner:  tly_park_announce (set, seq_cst fence), then look at its rings
+ *           (tly_ring_used); block only if all are empty; tly_park_clear
+ *           once awake.
+ *   sender: push into the ring (release), then tly_park_wanted (seq_cst
+ *           fence, load); wake the owner only when it returns 1.
+ *
+ * The two fences order each side's store before its load, so at least one
+ * side sees the other's store: either the owner finds the data, or the
+ * sender finds the flag set and wakes it. No wake-up is lost.
+ */
+#define TLY_PARK_FLAG_BYTES 64
+
+/* Formats the flag at `mem` as clear. */
+void tly_park_init(void *mem);
+
+/* Owner: announces that it is about to park (then re-checks its rings). */
+void tly_park_announce(void *mem);
+
+/* Owner: it is awake again. */
+void tly_park_clear(void *mem);
+
+/* Sender, after writing into a ring of the owner: 1 when the owner must be
+ * woken (it is parked or about to park), else 0. */
+int tly_park_wanted(void *mem);
+
 #endif

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from timely.communication.ring import RingReader, RingWriter
+from timely.communication.ring import PARK_FLAG_BYTES, RingReader, RingWriter
 from timely.communication.shm import (
     PREFIX,
     RING_BYTES,
@@ -132,14 +132,33 @@ def test_sweep_looks_only_at_names_it_made(tmp_path):
 
 def test_every_ordered_pair_has_its_own_ring():
     layout = Inboxes(receivers=3, senders=4, ring_bytes=1024)
-    assert layout.size == 12 * 1024
+    assert layout.size == 12 * 1024 + 3 * PARK_FLAG_BYTES
     offsets = {layout.offset(r, s) for r in range(3) for s in range(4)}
-    assert offsets == set(range(0, layout.size, 1024))
+    assert offsets == set(range(0, 12 * 1024, 1024))
     assert layout.offset(1, 0) == 4 * 1024          # receiver-major
     with pytest.raises(IndexError):
         layout.offset(3, 0)
     with pytest.raises(IndexError):
         layout.offset(0, -1)
+    # One park flag per receiver, each on a cache line of its own after the rings.
+    flags = [layout.flag_offset(r) for r in range(3)]
+    assert flags == [12 * 1024 + r * PARK_FLAG_BYTES for r in range(3)]
+    assert flags[-1] + PARK_FLAG_BYTES == layout.size
+    with pytest.raises(IndexError):
+        layout.flag_offset(3)
+
+
+def test_park_flags_of_a_formatted_layout_start_clear_and_are_shared():
+    layout = Inboxes(receivers=2, senders=2, ring_bytes=1024)
+    buf = bytearray(b"\xff" * layout.size)
+    layout.format(buf)
+    owner, sender, other = layout.flag(buf, 1), layout.flag(buf, 1), layout.flag(buf, 0)
+    assert not sender.wanted() and not other.wanted()
+    owner.announce()
+    assert sender.wanted() and not other.wanted()
+    owner.clear()
+    assert not sender.wanted()
+    del owner, sender, other
 
 
 def test_rings_of_a_formatted_layout_carry_messages_independently():

@@ -17,6 +17,12 @@ cdef extern from "ring.h" nogil:
     int tly_ring_peek(void *mem, const void **payload, uint32_t *len, uint32_t *flags)
     void tly_ring_pop(void *mem)
     uint64_t tly_ring_used(const void *mem)
+    enum:
+        TLY_PARK_FLAG_BYTES
+    void tly_park_init(void *mem)
+    void tly_park_announce(void *mem)
+    void tly_park_clear(void *mem)
+    int tly_park_wanted(void *mem)
 
 
 cdef class RingWriter:
@@ -50,3 +56,8 @@ cdef class RingReader:
     cdef int _enter_segment(self) except -1
     cdef Py_ssize_t _take(self, const unsigned char *p, Py_ssize_t n) except -1
     cdef int _open_frame(self) except -1
+
+
+cdef class ParkFlag:
+    cdef object _view
+    cdef unsigned char *_mem

@@ -295,3 +295,43 @@ cdef class RingReader:
 
     def used_bytes(self) -> int:
         return tly_ring_used(self._mem)
+
+
+def format_park_flag(buffer):
+    """Formats ``buffer`` (writable, 8-byte aligned, at least
+    ``PARK_FLAG_BYTES``) as a clear park flag."""
+    cdef size_t size
+    cdef unsigned char *mem = flag_address(memoryview(buffer).cast("B"), &size)
+    tly_park_init(mem)
+
+
+cdef unsigned char *flag_address(object view, size_t *size) except NULL:
+    cdef unsigned char *mem = address_of(view, size)
+    if size[0] < TLY_PARK_FLAG_BYTES or (<size_t>mem) % 8:
+        raise RingError(f"a park flag needs {TLY_PARK_FLAG_BYTES} aligned bytes, not {size[0]}")
+    return mem
+
+
+#: Bytes of one park flag (a cache line).
+PARK_FLAG_BYTES = TLY_PARK_FLAG_BYTES
+
+
+cdef class ParkFlag:
+    """A worker's park flag in shared memory (``csrc/ring.h``): its owner
+    ``announce``s before it re-checks its rings and parks, and ``clear``s it
+    once awake; a sender that wrote into one of the owner's rings asks
+    ``wanted()`` and rings the owner's doorbell only when it is True."""
+
+    def __init__(self, buffer):
+        cdef size_t size
+        self._view = memoryview(buffer).cast("B")
+        self._mem = flag_address(self._view, &size)
+
+    def announce(self) -> None:
+        tly_park_announce(self._mem)
+
+    def clear(self) -> None:
+        tly_park_clear(self._mem)
+
+    def wanted(self) -> bool:
+        return tly_park_wanted(self._mem) != 0

@@ -7,11 +7,20 @@ laid out in a segment by :mod:`timely.communication.shm`) and a doorbell
 through a :class:`timely.communication.tcp.Link`. During a step a worker
 queues what it sends to a peer (:class:`BatchingAllocator`); ``release``
 encodes one frame per peer (:mod:`timely.communication.codec`), writes it
-into the pair's ring and rings the peer's doorbell, or hands it to the link.
+into the pair's ring and rings the peer's doorbell if it is parked, or hands
+it to the link.
 A full ring keeps the rest queued in its writer for the next release, so no
 worker ever blocks on another; a worker with queued bytes parks for at most
 half a millisecond so that it retries soon. ``park`` waits on the worker's
 own doorbell.
+
+Waking only who sleeps: with park flags (:class:`timely.communication.ring.ParkFlag`,
+one per worker, in shared memory beside the rings), a worker about to park
+sets its flag, looks at its rings once more and only then waits; a sender
+rings a peer's doorbell only when that peer's flag is set, so that senders
+to a busy peer make no system call. Without flags (``flag=None``) every
+write rings. Link threads, failures and :meth:`RingAllocator.unpark` always
+ring.
 
 Fail-stop: a link that loses its peer calls :meth:`RingAllocator.fail`;
 the next ``receive`` or ``park`` raises :class:`timely.errors.WorkerFailed`
@@ -20,7 +29,8 @@ is the launcher's business (:mod:`timely.launch`), not this module's.
 
 :class:`ProcessAllocator` is the ring allocator of a worker forked by the
 process launcher: the rings of its host's workers in one segment laid out as
-``Inboxes(local, local)``, one eventfd doorbell per worker.
+``Inboxes(local, local)``, with one park flag per worker, and one eventfd
+doorbell per worker.
 """
 
 from __future__ import annotations
@@ -46,18 +56,23 @@ class RingAllocator(BatchingAllocator):
     over links added with :meth:`add_links` (TCP). ``bell`` is this worker's
     doorbell (:class:`timely.communication.doorbell.Doorbell`);
     ``peer_bells[j]`` rings worker j's after data was written to it.
+    ``flag`` is this worker's :class:`~timely.communication.ring.ParkFlag`
+    and ``peer_flags[j]`` worker j's; a peer without one (or every peer,
+    when ``flag`` is None) is rung after every write.
 
     ``connection_log`` keeps ``(peer, state, detail)`` of every link made,
     for loggers registered later; ``logger``, when set, receives frame and
     connection events."""
 
     def __init__(self, index: int, peers: int, writers: dict, readers: dict, bell, peer_bells,
-                 *, window: int | None | object = DEFAULT):
+                 *, flag=None, peer_flags=None, window: int | None | object = DEFAULT):
         super().__init__(index, peers, window_from_env() if window is DEFAULT else window)
         self.writers = writers
         self.readers = readers
         self.bell = bell
         self.peer_bells = peer_bells
+        self.flag = flag
+        self.peer_flags = peer_flags if peer_flags is not None else {}
         self.links: dict = {}
         self.inbox: deque = deque()
         self.failure = None
@@ -129,15 +144,31 @@ class RingAllocator(BatchingAllocator):
                 writer.flush()
                 rung.add(j)
         bells = self.peer_bells
+        flags = self.peer_flags
         for j in rung:
-            bells[j].ring()
+            # The data is in the ring: ring the peer only if it may sleep.
+            flag = flags.get(j)
+            if flag is None or flag.wanted():
+                bells[j].ring()
 
     def park(self, timeout) -> None:
         if self.inbox:
             return
         if any(w.queued_bytes for w in self.writers.values()):
             timeout = min(timeout, 0.0005) if timeout is not None else 0.0005
-        ready, _, _ = select.select([self.bell], [], [], timeout)
+        flag = self.flag
+        if flag is None:
+            ready, _, _ = select.select([self.bell], [], [], timeout)
+        else:
+            # Announce, then look: a sender that wrote before seeing the flag
+            # left its data where this finds it; one that writes later rings.
+            flag.announce()
+            try:
+                if self.inbox or any(r.used_bytes() for r in self.readers.values()):
+                    return
+                ready, _, _ = select.select([self.bell], [], [], timeout)
+            finally:
+                flag.clear()
         if ready:
             self.bell.clear()
         if self.failure is not None:
@@ -167,6 +198,8 @@ class RingAllocator(BatchingAllocator):
         self.links.clear()
         self.writers.clear()
         self.readers.clear()
+        self.flag = None
+        self.peer_flags = {}
 
 
 class ProcessAllocator(RingAllocator):
@@ -189,7 +222,10 @@ class ProcessAllocator(RingAllocator):
             writers[j] = RingWriter(layout.ring(segment.buf, j - first, me))
             readers[j] = RingReader(layout.ring(segment.buf, me, j - first))
         bells = {first + k: EventfdDoorbell(fd) for k, fd in enumerate(doorbells)}
-        super().__init__(index, peers, writers, readers, bells[index], bells, window=window)
+        flags = {} if segment is None else {
+            first + k: layout.flag(segment.buf, k) for k in range(local)}
+        super().__init__(index, peers, writers, readers, bells[index], bells,
+                         flag=flags.pop(index, None), peer_flags=flags, window=window)
         self.segment = segment
 
 

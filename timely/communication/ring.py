@@ -16,6 +16,14 @@ its compiled Python ends:
   ``recv_view()``/``release()`` to read one in place, and ``recv_frame()``,
   which decodes a frame (:mod:`timely.communication.codec`) straight into
   its final arrays.
+- :class:`ParkFlag` ``(buffer)``: a worker's "parked" flag in shared memory
+  (:data:`PARK_FLAG_BYTES`, formatted by :func:`format_park_flag`): the
+  worker ``announce``s it, re-checks its rings and only then parks, and
+  ``clear``s it once awake; a sender that wrote into one of its rings rings
+  its doorbell only when ``wanted()``. Fences on both sides (C11 seq_cst)
+  make sure that either the worker sees the data or the sender sees the
+  flag: no wake-up is lost, and an awake worker costs its senders no
+  system call.
 
 Guarantees: FIFO, at most once, no torn messages, between exactly one writer
 and one reader (threads or processes). Costs: one copy into the ring and one
@@ -33,6 +41,14 @@ True
 (b'hello', None)
 """
 
-from timely.communication._ring import RingReader, RingWriter, format_ring
+from timely.communication._ring import (
+    PARK_FLAG_BYTES,
+    ParkFlag,
+    RingReader,
+    RingWriter,
+    format_park_flag,
+    format_ring,
+)
 
-__all__ = ["RingReader", "RingWriter", "format_ring"]
+__all__ = ["PARK_FLAG_BYTES", "ParkFlag", "RingReader", "RingWriter", "format_park_flag",
+           "format_ring"]

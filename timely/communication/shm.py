@@ -12,7 +12,10 @@ of an owner that dies, when the tracker itself survives it.
 
 One layout, :class:`Inboxes`, places the rings in a segment: a segment holds
 the inboxes of ``receivers`` workers, and each inbox one ring from each of
-``senders`` workers, :data:`RING_BYTES` per ring, receiver-major. The process
+``senders`` workers, :data:`RING_BYTES` per ring, receiver-major, followed by
+one park flag per receiver (:class:`timely.communication.ring.ParkFlag`, a
+cache line each), which tells senders whether that receiver must be woken
+after they wrote into its rings. The process
 launcher makes one segment with the inboxes of all its workers
 (``Inboxes(local, local)``); a Spark task makes one segment with its own
 inbox (``Inboxes(1, peers)``) and writes into its local peers' segments.
@@ -21,7 +24,7 @@ Costs: a segment costs address space for every ring and memory only for the
 pages that are written; formatting a ring writes its header only.
 
 >>> layout = Inboxes(receivers=2, senders=2)
->>> layout.size == 4 * RING_BYTES
+>>> layout.size == 4 * RING_BYTES + 2 * PARK_FLAG_BYTES
 True
 >>> layout.offset(receiver=1, sender=0) == 2 * RING_BYTES
 True
@@ -34,7 +37,7 @@ import logging
 import os
 from multiprocessing import resource_tracker, shared_memory
 
-from timely.communication.ring import format_ring
+from timely.communication.ring import PARK_FLAG_BYTES, ParkFlag, format_park_flag, format_ring
 
 #: The prefix of every segment's name; the owner's pid follows it.
 PREFIX = "timely-"
@@ -164,7 +167,7 @@ class Inboxes:
     @property
     def size(self) -> int:
         """Bytes of a segment holding this layout."""
-        return self.receivers * self.senders * self.ring_bytes
+        return self.receivers * self.senders * self.ring_bytes + self.receivers * PARK_FLAG_BYTES
 
     def offset(self, receiver: int, sender: int) -> int:
         """Where the ring from ``sender`` to ``receiver`` (slots in this layout) starts."""
@@ -177,11 +180,25 @@ class Inboxes:
         start = self.offset(receiver, sender)
         return memoryview(buf)[start:start + self.ring_bytes]
 
+    def flag_offset(self, receiver: int) -> int:
+        """Where the park flag of ``receiver`` (a slot in this layout) starts."""
+        if not 0 <= receiver < self.receivers:
+            raise IndexError(f"no receiver slot {receiver} in {self!r}")
+        return self.receivers * self.senders * self.ring_bytes + receiver * PARK_FLAG_BYTES
+
+    def flag(self, buf, receiver: int) -> ParkFlag:
+        """The park flag of ``receiver`` in ``buf`` (a segment's memory)."""
+        start = self.flag_offset(receiver)
+        return ParkFlag(memoryview(buf)[start:start + PARK_FLAG_BYTES])
+
     def format(self, buf) -> None:
-        """Formats every ring of the layout in ``buf`` as empty."""
+        """Formats every ring of the layout in ``buf`` as empty and every
+        park flag as clear."""
         for receiver in range(self.receivers):
             for sender in range(self.senders):
                 format_ring(self.ring(buf, receiver, sender))
+            start = self.flag_offset(receiver)
+            format_park_flag(memoryview(buf)[start:start + PARK_FLAG_BYTES])
 
     def __repr__(self) -> str:
         return f"Inboxes(receivers={self.receivers}, senders={self.senders})"

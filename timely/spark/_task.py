@@ -2,8 +2,9 @@
 
 Start-up, in every task: open a TCP listener, make an incoming segment
 holding this task's inbox (:class:`timely.communication.shm.Inboxes` with
-one receiver and a ring from every worker) and a doorbell that any process
-on the host can ring (:class:`timely.communication.doorbell.SocketDoorbell`),
+one receiver and a ring from every worker, and its park flag, which tells
+its local peers when to ring) and a doorbell that any process on the host
+can ring (:class:`timely.communication.doorbell.SocketDoorbell`),
 then one ``allGather`` carrying all of that, and the run token of partition
 0 (the shared secret of this attempt). After it each worker attaches the
 rings of the workers on its own host (same boot id and network namespace:
@@ -147,7 +148,7 @@ class TaskWorker:
                 raise SparkTaskError(f"the rendezvous saw tasks {[m['index'] for m in everyone]}, "
                                      f"not 0..{peers - 1}")
             secret = everyone[0]["token"].encode()
-            writers, readers, peer_bells = {}, {}, {}
+            writers, readers, peer_bells, peer_flags = {}, {}, {}, {}
             for m in everyone:
                 j = m["index"]
                 if j == index or m["machine"] != me["machine"]:
@@ -156,6 +157,7 @@ class TaskWorker:
                 self.attached.append(theirs)
                 writers[j] = RingWriter(inbox.ring(theirs.buf, 0, index))
                 readers[j] = RingReader(inbox.ring(self.segment.buf, 0, j))
+                peer_flags[j] = inbox.flag(theirs.buf, 0)
                 peer_bells[j] = bell = SocketDoorbell.connect(bytes.fromhex(m["bell"]))
                 self.peer_bells.append(bell)
             addresses = [tuple(m["address"]) for m in everyone]
@@ -167,7 +169,9 @@ class TaskWorker:
         listener.close()
         # Every peer attached our segment before it connected to us.
         self.segment.unlink()
-        self.allocator = RingAllocator(index, peers, writers, readers, self.bell, peer_bells)
+        self.allocator = RingAllocator(index, peers, writers, readers, self.bell, peer_bells,
+                                       flag=inbox.flag(self.segment.buf, 0),
+                                       peer_flags=peer_flags)
         self.allocator.add_links({j: Link(s, self.allocator) for j, s in sessions.items()})
 
     def close(self) -> None:
