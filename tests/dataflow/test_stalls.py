@@ -163,7 +163,7 @@ def test_a_dataflow_that_progresses_is_not_reported(mode):
     workers, how = mode
 
     def work(worker):
-        stop_at = time.monotonic() + 1.0
+        stop_at = time.monotonic() + 2.5
         with Collect() as collect:
             with worker.dataflow() as scope:
                 handle, stream = scope.new_input()
@@ -178,7 +178,9 @@ def test_a_dataflow_that_progresses_is_not_reported(mode):
                 worker.step_or_park(0.001)
         return collect.messages
 
-    for messages in timely.execute(work, workers=workers, mode=how, stall_warning=0.2):
+    # A second without progress on a machine running other work is rare; a
+    # loop that progresses is never reported.
+    for messages in timely.execute(work, workers=workers, mode=how, stall_warning=1.0):
         assert messages == []
 
 

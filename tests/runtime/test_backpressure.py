@@ -53,6 +53,8 @@ def slow_consumer(rounds: int, pause: float):
             handle, stream = scope.new_input()
             stream.exchange("k").inspect_batch(consume)
         sizes = []
+        flights = [0]
+        in_flight = getattr(worker.allocator, "in_flight", {})
         if worker.index < peers - 1 or peers == 1:
             for r in range(rounds):
                 handle.send_batch(timely.Batch(k=np.full(ROWS, key, dtype=np.int64),
@@ -60,10 +62,11 @@ def slow_consumer(rounds: int, pause: float):
                 handle.advance_to(r + 1)
                 worker.step()
                 sizes.append(resident_mb())
+                flights.append(max(in_flight.values(), default=0))
         handle.close()
         while worker.step_or_park(0.01):
             sizes.append(resident_mb())
-        return seen[0], sizes[min(5, len(sizes) - 1)], max(sizes)
+        return seen[0], sizes[min(5, len(sizes) - 1)], max(sizes), max(flights)
 
     return work
 
@@ -73,8 +76,11 @@ def test_a_slow_consumer_bounds_the_memory_of_its_producers(workers):
     rounds = 150
     results = timely.execute(slow_consumer(rounds, 0.004), workers)
     producers = max(1, workers - 1)
-    assert sum(seen for seen, _, _ in results) == producers * rounds * ROWS
-    for index, (_seen, steady, peak) in enumerate(results):
+    assert sum(seen for seen, _, _, _ in results) == producers * rounds * ROWS
+    for index, (_seen, steady, peak, flight) in enumerate(results):
+        # What a sender has out never passes the window by more than the
+        # batch it sent last (1.6 MB and its frame).
+        assert flight < DEFAULT_WINDOW + (2 << 20), (index, flight)
         # 150 batches of 1.6 MB: without a window the producers grow by
         # more than 100 MB (see test_without_a_window_the_backlog_grows);
         # with it by less than a fresh process's whole size (~35 MB). The
@@ -86,7 +92,8 @@ def test_a_slow_consumer_bounds_the_memory_of_its_producers(workers):
 def test_without_a_window_the_backlog_grows():
     """The control for the test above: the same run unbounded."""
     results = timely.execute(slow_consumer(150, 0.01), 2, window=None)
-    _seen, steady, peak = results[0]
+    _seen, steady, peak, flight = results[0]
+    assert flight > 4 * DEFAULT_WINDOW, flight
     assert peak - steady > 100, (steady, peak)
 
 
@@ -142,36 +149,40 @@ def source_work(worker):
         return (r, [(r, [np.arange(ROWS, dtype=np.int64)])], r)
 
     def consume(_time, records):
-        time.sleep(0.01)
+        time.sleep(0.02)
         seen[0] += sum(len(array) for array in records)
 
     from timely.dataflow.operators.flow_controlled import iterator_source
     with worker.dataflow() as scope:
         iterator_source(scope, "Source", next_input, probe).exchange(lambda _: key).inspect_batch(consume)
     sizes = []
+    flights = [0]
+    in_flight = getattr(worker.allocator, "in_flight", {})
     while worker.step_or_park(0.01):
         sizes.append(resident_mb())
-    return seen[0], min(sizes), max(sizes)
+        flights.append(max(in_flight.values(), default=0))
+    return seen[0], min(sizes), max(sizes), max(flights)
 
 
 @pytest.mark.parametrize("workers", [2, 3])
 def test_an_iterator_source_waits_for_the_window(workers):
     results = timely.execute(source_work, workers)
-    assert sum(seen for seen, _, _ in results) == workers * 40 * ROWS
-    for index, (_seen, low, peak) in enumerate(results):
-        # Each source makes 32 MB; unbounded, they are all held at once.
-        assert peak < low + 12, (index, low, peak)
+    assert sum(seen for seen, _, _, _ in results) == workers * 40 * ROWS
+    for index, (_seen, low, peak, flight) in enumerate(results):
+        # Each source makes 32 MB; unbounded, much of it is out at once.
+        assert flight < DEFAULT_WINDOW + (1 << 20), (index, flight)
+        assert peak < low + 16, (index, low, peak)
 
 
 def test_an_iterator_source_without_a_window_runs_ahead():
     results = timely.execute(source_work, 2, window=None)
-    assert sum(seen for seen, _, _ in results) == 2 * 40 * ROWS
-    _seen, low, peak = results[0]
-    assert peak > low + 16, (low, peak)
+    assert sum(seen for seen, _, _, _ in results) == 2 * 40 * ROWS
+    _seen, _low, _peak, flight = results[0]
+    assert flight > 2 * DEFAULT_WINDOW, flight
 
 
 def test_an_iterator_source_at_one_worker():
-    ((seen, _low, _peak),) = timely.execute(source_work, 1)
+    ((seen, _low, _peak, _flight),) = timely.execute(source_work, 1)
     assert seen == 40 * ROWS
 
 
@@ -220,8 +231,9 @@ def test_a_slow_consumer_on_another_host_bounds_its_producers(n, w, tmp_path):
     for code, out, err in outcomes:
         assert code == 0, err
         results += json.loads(out)
-    assert sum(seen for seen, _, _ in results) == (n * w - 1) * 120 * ROWS
-    for index, (_seen, steady, peak) in enumerate(results):
+    assert sum(seen for seen, _, _, _ in results) == (n * w - 1) * 120 * ROWS
+    for index, (_seen, steady, peak, flight) in enumerate(results):
+        assert flight < DEFAULT_WINDOW + (2 << 20), (index, flight)
         assert peak - steady < 30, (index, steady, peak)
 
 

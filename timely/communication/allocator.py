@@ -332,6 +332,8 @@ class BatchingAllocator(Allocator):
             callback()
 
     def drop_channels(self, identifiers) -> None:
+        """Discards what channels ``identifiers`` hold and whatever still
+        arrives for them, crediting each message's bytes to its sender."""
         owed = self.owed
         for identifier in identifiers:
             self.callbacks[identifier] = _DROPPED
@@ -357,15 +359,20 @@ class BatchingAllocator(Allocator):
         return window is not None and any(v >= window for v in self.in_flight.values())
 
     def congested(self) -> bool:
+        """True while some peer holds ``window`` bytes or more of this
+        worker's frames that it has not yet credited back."""
         return self._congested
 
     def full_windows(self) -> list:
+        """The peers that hold a full window of this worker's data."""
         window = self.window
         if window is None:
             return []
         return [j for j, v in self.in_flight.items() if v >= window]
 
     def on_window(self, callback) -> None:
+        """Calls ``callback()`` at once if no peer holds a full window,
+        else once when a credit opens it (from ``receive``)."""
         if self._congested:
             self._waiting.append(callback)
         else:

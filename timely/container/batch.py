@@ -96,13 +96,17 @@ class ArrowColumn:
 
     @property
     def null_count(self) -> int:
+        """How many rows are null."""
         return self.array.null_count
 
     @property
     def nbytes(self) -> int:
+        """The bytes of the Arrow buffers (validity, offsets, values)."""
         return self.array.nbytes
 
     def take(self, index) -> ArrowColumn:
+        """The rows at positions ``index`` (an integer array), nulls kept;
+        one Arrow ``take``."""
         return ArrowColumn(self.array.take(np.asarray(index)))
 
     def __getitem__(self, where) -> ArrowColumn:
@@ -115,6 +119,8 @@ class ArrowColumn:
 
     @staticmethod
     def concat(parts: list) -> ArrowColumn:
+        """One column of ``parts`` end to end (ArrowColumns, or numpy columns
+        converted to the first ArrowColumn's type)."""
         import pyarrow as pa
 
         arrays = [p.array if type(p) is ArrowColumn else _to_arrow_array(p) for p in parts]
@@ -123,9 +129,13 @@ class ArrowColumn:
         return ArrowColumn(pa.concat_arrays(arrays))
 
     def to_arrow(self):
+        """The Arrow array itself (no copy)."""
         return self.array
 
     def to_numpy(self) -> np.ndarray:
+        """Numbers, booleans and times as a numpy masked array (nulls
+        masked); other types as an object array of Python values (None for
+        null). Copies."""
         import pyarrow as pa
 
         kind = self.array.type
@@ -141,9 +151,12 @@ class ArrowColumn:
         return values
 
     def tolist(self) -> list:
+        """The rows as Python values, None for null."""
         return self.array.to_pylist()
 
     def equals(self, other) -> bool:
+        """True when ``other`` is an ArrowColumn of the same type and rows
+        (nulls in the same places)."""
         return type(other) is ArrowColumn and self.array.equals(other.array)
 
     def __reduce__(self):

@@ -110,9 +110,10 @@ def graph_input(spark, edges: int, partitions: int, seed: int = 7):
     return df, src, dst
 
 
-def reference_components(src, dst) -> dict:
-    """Per node of the edges, the least node of its component: scipy's
-    ``connected_components``, relabelled by each component's least node."""
+def reference_components(src, dst) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes of the edges and, per node, the least node of its
+    component: scipy's ``connected_components``, relabelled by each
+    component's least node."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 

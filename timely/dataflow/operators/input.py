@@ -88,23 +88,23 @@ class InputHandle:
         if not isinstance(records, Batch):
             records = list(records)
         if len(records):
-            self._output.session(self._cap)._give_owned(records)
-            self._activator.activate()
             if self._await_window is not None:
                 self._await_window()
+            self._output.session(self._cap)._give_owned(records)
+            self._activator.activate()
 
     def flush(self) -> None:
         """Pushes buffered records into the dataflow. While another worker
         holds a full window of this worker's data (backpressure, see
-        :meth:`timely.Worker.await_window`), it steps the worker until that
-        worker has taken some in."""
+        :meth:`timely.Worker.await_window`), it first steps the worker until
+        that worker has taken some in."""
         if self._buffer and self._output is not None:
             buffer = self._buffer
             self._buffer = []
-            self._output.session(self._cap)._give_owned(buffer)
-            self._activator.activate()
             if self._await_window is not None:
                 self._await_window()
+            self._output.session(self._cap)._give_owned(buffer)
+            self._activator.activate()
 
     def advance_to(self, time) -> None:
         """No more records before ``time``; ``time`` must not be earlier than ``self.time``.
