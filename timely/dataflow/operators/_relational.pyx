@@ -3,6 +3,7 @@ integer keys (one or several int64 columns) numbering each distinct key, and
 the per-row kernels over those numbers (min/max improvement, bucketing,
 join expansion). Every loop is typed C over int64/float64 buffers."""
 
+cimport cython
 cimport numpy as cnp
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
@@ -19,6 +20,7 @@ ctypedef fused number:
     double
 
 
+@cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
 cdef inline uint64_t mix(uint64_t h, uint64_t x) noexcept nogil:
     h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2)
     h ^= h >> 33
@@ -27,6 +29,7 @@ cdef inline uint64_t mix(uint64_t h, uint64_t x) noexcept nogil:
     return h
 
 
+@cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
 cdef inline uint64_t hash_row(const int64_t *row, Py_ssize_t width) noexcept nogil:
     cdef uint64_t h = 0xCBF29CE484222325ULL
     cdef Py_ssize_t j
