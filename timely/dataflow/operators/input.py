@@ -88,10 +88,7 @@ class InputHandle:
         if not isinstance(records, Batch):
             records = list(records)
         if len(records):
-            if self._await_window is not None:
-                self._await_window()
-            self._output.session(self._cap)._give_owned(records)
-            self._activator.activate()
+            self._give(records)
 
     def flush(self) -> None:
         """Pushes buffered records into the dataflow. While another worker
@@ -101,10 +98,15 @@ class InputHandle:
         if self._buffer and self._output is not None:
             buffer = self._buffer
             self._buffer = []
-            if self._await_window is not None:
-                self._await_window()
-            self._output.session(self._cap)._give_owned(buffer)
-            self._activator.activate()
+            self._give(buffer)
+
+    def _give(self, records) -> None:
+        # Waits for the send window first, so a sender is out at most a
+        # window and this one message.
+        if self._await_window is not None:
+            self._await_window()
+        self._output.session(self._cap)._give_owned(records)
+        self._activator.activate()
 
     def advance_to(self, time) -> None:
         """No more records before ``time``; ``time`` must not be earlier than ``self.time``.
