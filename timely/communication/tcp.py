@@ -38,7 +38,9 @@
 - TLS, optional (:func:`tls_from_env`, :func:`tls_contexts`): every
   connection is wrapped in TLS with mutual certificate verification against
   one CA before the handshake, which still runs inside it. The frames' MAC
-  authenticates; TLS adds confidentiality.
+  authenticates; TLS adds confidentiality. :class:`TLSSocket` keeps the TLS
+  state apart from the socket so that a link's two threads may use it at
+  once.
 - :func:`recv_exact`: exactly ``n`` bytes, or ConnectionError.
 - :func:`read_hostfile` and :func:`worker_addresses`: the ``-h`` hostfile
   (``host:port`` per line; by default ``127.0.0.1:2101+p``) and worker
@@ -260,17 +262,144 @@ class TLS:
         # certificate of the cluster's CA and by the shared secret, not by a name.
         self.client.check_hostname = False
 
-    def wrap(self, sock: socket.socket, accepting: bool, deadline: float) -> ssl.SSLSocket:
+    def wrap(self, sock: socket.socket, accepting: bool, deadline: float) -> TLSSocket:
         """``sock`` in TLS, its handshake done by ``deadline``."""
         context = self.server if accepting else self.client
-        wrapped = context.wrap_socket(sock, server_side=accepting, do_handshake_on_connect=False)
-        wrapped.settimeout(_remaining(deadline))
+        wrapped = TLSSocket(sock, context, accepting)
         try:
-            wrapped.do_handshake()
-        except ssl.SSLError as error:
+            wrapped.handshake(deadline)
+        except (ssl.SSLError, OSError, ConnectionError) as error:
             wrapped.close()
             raise AuthenticationError(f"TLS handshake failed: {error}") from error
         return wrapped
+
+
+class TLSSocket:
+    """A socket in TLS that one thread may read while another writes.
+
+    One :class:`ssl.SSLSocket` must not be read and written at once from two
+    threads (OpenSSL's connection state is not thread-safe, and a link has a
+    sender and a receiver thread). Here the TLS state is an
+    :class:`ssl.SSLObject` over two memory buffers, touched only under a
+    lock and only by calls that never block; the socket itself is read and
+    written outside that lock. Bytes the TLS layer has to send while reading
+    (a key update, a session ticket) wait for the next write.
+
+    Offers what :class:`Session` and :func:`recv_exact` use: ``recv_into``,
+    ``recv``, ``sendall``, ``settimeout``, ``setsockopt``, ``shutdown``,
+    ``close``, ``fileno``. End of stream, with or without TLS's close
+    notification, reads as 0 bytes, as on a plain socket.
+    """
+
+    def __init__(self, sock: socket.socket, context: ssl.SSLContext, server_side: bool):
+        self.raw = sock
+        self._in = ssl.MemoryBIO()
+        self._out = ssl.MemoryBIO()
+        self._tls = context.wrap_bio(self._in, self._out, server_side=server_side)
+        self._lock = threading.Lock()          # the SSLObject and its buffers
+        self._write_lock = threading.Lock()    # one writer of the socket at a time
+        self._eof = False
+
+    def handshake(self, deadline: float) -> None:
+        while True:
+            with self._lock:
+                try:
+                    self._tls.do_handshake()
+                    done = True
+                except ssl.SSLWantReadError:
+                    done = False
+                except ssl.SSLError:
+                    # The alert that says why is worth trying to deliver.
+                    pending = self._out.read()
+                    if pending:
+                        with contextlib.suppress(OSError):
+                            self.raw.sendall(pending)
+                    raise
+            self._flush(deadline)
+            if done:
+                return
+            self.raw.settimeout(_remaining(deadline))
+            data = self.raw.recv(CHUNK)
+            if not data:
+                raise ConnectionError("connection closed during the TLS handshake")
+            with self._lock:
+                self._in.write(data)
+
+    def _flush(self, deadline: float | None = None) -> None:
+        with self._write_lock:
+            with self._lock:
+                pending = self._out.read()
+            if pending:
+                if deadline is not None:
+                    self.raw.settimeout(_remaining(deadline))
+                self.raw.sendall(pending)
+
+    def recv_into(self, buffer, nbytes: int = 0) -> int:
+        view = memoryview(buffer).cast("B")
+        n = nbytes or view.nbytes
+        while True:
+            with self._lock:
+                try:
+                    return self._tls.read(n, view)
+                except ssl.SSLWantReadError:
+                    pass
+                except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+                    return 0
+            if self._eof:
+                return 0
+            data = self.raw.recv(CHUNK)
+            with self._lock:
+                if data:
+                    self._in.write(data)
+                else:
+                    self._eof = True
+                    self._in.write_eof()
+
+    def recv(self, nbytes: int) -> bytes:
+        buffer = bytearray(nbytes)
+        k = self.recv_into(buffer, nbytes)
+        return bytes(buffer[:k])
+
+    def sendall(self, data) -> None:
+        view = memoryview(data).cast("B")
+        with self._write_lock:
+            start = 0
+            while True:
+                with self._lock:
+                    while start < view.nbytes:
+                        start += self._tls.write(view[start:start + CHUNK])
+                        if self._out.pending >= CHUNK:
+                            break
+                    pending = self._out.read()
+                if pending:
+                    self.raw.sendall(pending)
+                if start >= view.nbytes:
+                    return
+
+    def settimeout(self, timeout: float | None) -> None:
+        self.raw.settimeout(timeout)
+
+    def setsockopt(self, *args) -> None:
+        self.raw.setsockopt(*args)
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def shutdown(self, how: int) -> None:
+        if how != socket.SHUT_RD:
+            # Say so in TLS first (close_notify), then at the TCP level.
+            with contextlib.suppress(ssl.SSLError, OSError, ValueError):
+                with self._write_lock:
+                    with self._lock:
+                        with contextlib.suppress(ssl.SSLWantReadError):
+                            self._tls.unwrap()
+                        pending = self._out.read()
+                    if pending:
+                        self.raw.sendall(pending)
+        self.raw.shutdown(how)
+
+    def close(self) -> None:
+        self.raw.close()
 
 
 def tls_contexts(cert: str, key: str, ca: str) -> TLS:
@@ -610,6 +739,6 @@ def connect_with(listener, index: int, addresses, secret: bytes, local=(),
 
 
 __all__ = ["BYE", "CHUNK", "CONNECT_TIMEOUT", "DATA", "HEARTBEAT_FRAME", "HELLO", "HANDSHAKE_TIMEOUT", "HEARTBEAT", "LIVENESS_TIMEOUT",
-           "MAX_FRAME", "MAX_PENDING", "TLS", "Link", "Session", "authenticate", "connect",
+           "MAX_FRAME", "MAX_PENDING", "TLS", "TLSSocket", "Link", "Session", "authenticate", "connect",
            "connect_with", "handshake", "read_hostfile", "recv_exact", "tls_contexts",
            "tls_from_env", "worker_addresses"]
