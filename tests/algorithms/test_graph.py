@@ -179,3 +179,69 @@ def test_refusals():
         run(lambda e, nodes: connected_components(e, nodes, method="guess"), [0], [1], [], 1)
     with pytest.raises(timely.ColumnarError):
         run(lambda e, nodes: pagerank(e, None, nodes=nodes), [0], [1], [], 1)
+
+
+def rounds_reported(algorithm, src, dst, n, workers):
+    """Every worker's ``on_round`` calls, in the order each made them."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+
+    def work(worker):
+        calls = []
+        with worker.dataflow() as scope:
+            edge_input, edges = scope.new_input()
+            node_input, node_stream = scope.new_input()
+            algorithm(edges, node_stream, lambda r, rows: calls.append((r, rows)))
+        k, p = worker.index, worker.peers
+        edge_input.send_batch(timely.Batch(src=src[k::p], dst=dst[k::p]))
+        node_input.send_batch(timely.Batch(node=np.arange(n, dtype=np.int64)[k::p]))
+        edge_input.close()
+        node_input.close()
+        worker.drain()
+        return calls
+
+    return timely.execute(work, workers=workers)
+
+
+def test_pagerank_reports_each_round_once_complete(workers):
+    iterations = 4
+    per_worker = rounds_reported(
+        lambda e, nodes, report: pagerank(e, iterations, nodes=nodes, on_round=report),
+        *GRAPH, 128, workers)
+    totals: dict = {}
+    for calls in per_worker:
+        assert [r for r, _ in calls] == sorted({r for r, _ in calls})    # in order, once
+        for r, rows in calls:
+            totals[r] = totals.get(r, 0) + rows
+    # Every node's rank is computed in every round, on the worker that owns it.
+    assert totals == {r: 128 for r in range(iterations + 1)}
+
+
+def test_label_propagation_reports_the_labels_improved_per_round(workers):
+    src, dst = np.array([0, 1, 2, 3, 7]), np.array([1, 2, 3, 4, 6])
+    per_worker = rounds_reported(
+        lambda e, nodes, report: connected_components(e, nodes, method="propagate",
+                                                      on_round=report),
+        src, dst, 8, workers)
+    totals: dict = {}
+    for calls in per_worker:
+        assert [r for r, _ in calls] == sorted({r for r, _ in calls})
+        for r, rows in calls:
+            totals[r] = totals.get(r, 0) + rows
+    # Round 0 gives each node its first label; later rounds only improvements.
+    assert totals[0] == 8 and sum(totals.values()) >= 8
+
+
+def test_bfs_reports_the_frontier_of_each_round(workers):
+    src, dst = np.array([0, 1, 2, 0, 5]), np.array([1, 2, 3, 2, 6])
+    per_worker = rounds_reported(
+        lambda e, nodes, report: bfs(
+            e, nodes.map_batch(lambda b: timely.Batch(node=b["node"][b["node"] == 0])),
+            on_round=report),
+        src, dst, 7, workers)
+    totals: dict = {}
+    for calls in per_worker:
+        for r, rows in calls:
+            totals[r] = totals.get(r, 0) + rows
+    # Node 0 at round 0, then 1 and 2 (2 first reached at distance 1), then 3.
+    assert totals == {0: 1, 1: 2, 2: 1}

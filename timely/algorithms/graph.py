@@ -36,7 +36,9 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
+from timely.dataflow.operators.core import Ok
 from timely.dataflow.operators.relational import KeyIndex, improve, join
+from timely.progress import less_equal
 from timely.errors import ColumnarError
 
 from timely.algorithms._graph import component_minima
@@ -60,14 +62,37 @@ def _nodes(batch: Batch, column: str) -> np.ndarray:
     return _ints(batch[column])
 
 
-def _propagate_min(seeds, edges, step: int, value: str):
+def _reported(stream, on_round):
+    """``stream`` (inside a loop) passed on unchanged; when ``on_round`` is
+    given, ``on_round(round, rows)`` is called once a round is complete on
+    this worker, for every round in which ``stream`` carried rows here, with
+    their count. Rounds are reported in order. Every worker must pass a
+    callback or none: the reporting is an operator of the dataflow."""
+    if on_round is None:
+        return stream
+    rows: dict = {}
+
+    def seen(event) -> None:
+        if type(event) is Ok:
+            time, batch = event.value
+            rows[time] = rows.get(time, 0) + len(batch)
+            return
+        frontier = event.error
+        done = sorted(t for t in rows if not any(less_equal(f, t) for f in frontier))
+        for time in done:
+            on_round(time[-1], rows.pop(time))
+
+    return stream.inspect_core(seen)
+
+
+def _propagate_min(seeds, edges, step: int, value: str, on_round=None):
     """The least ``value`` per node reachable through ``edges`` (src -> dst),
     from the ``(node, value)`` rows of ``seeds``, adding ``step`` per edge."""
     scope = seeds.scope
     with scope.iterative() as inner:
         handle, loop = inner.feedback(1)
         proposals = seeds.enter(inner).concat(loop)
-        best = improve(proposals, "node", value, "min")
+        best = _reported(improve(proposals, "node", value, "min"), on_round)
         moved = join(best, edges.enter(inner), left_on="node", right_on="src", persist="right")
 
         def forward(b: Batch) -> Batch:
@@ -125,7 +150,7 @@ def _local_forests(edges, src: str, dst: str):
 
 
 def connected_components(edges, nodes=None, *, method: str = "gather", src: str = "src",
-                         dst: str = "dst"):
+                         dst: str = "dst", on_round=None):
     """Per node, the least node id of its connected component (edges taken
     as undirected), as Batches with columns ``node`` and ``label``, one row
     per node, exchanged by node.
@@ -149,6 +174,11 @@ def connected_components(edges, nodes=None, *, method: str = "gather", src: str 
       receive, until nothing improves. Work per iteration: the star edges of
       the nodes that changed; iterations: about as many as the stars need to
       join the workers' partial components (one with one worker).
+
+    ``on_round``: with ``"propagate"``, ``on_round(round, rows)`` is called
+    on each worker once a round of the loop is complete there, with the
+    number of labels that improved on that worker in it (rounds without any
+    are not reported); ignored by ``"gather"``, which has no rounds.
     """
     if method not in ("gather", "propagate"):
         raise ColumnarError(f"method is 'gather' or 'propagate', not {method!r}")
@@ -176,22 +206,24 @@ def connected_components(edges, nodes=None, *, method: str = "gather", src: str 
         return Batch(src=np.concatenate([s, d]), dst=np.concatenate([d, s]))
 
     seeds = stars.map_batch(lambda b: Batch(node=b["src"], label=b["dst"]))
-    return _propagate_min(seeds, stars.map_batch(symmetric), 0, "label")
+    return _propagate_min(seeds, stars.map_batch(symmetric), 0, "label", on_round)
 
 
-def bfs(edges, roots, *, src: str = "src", dst: str = "dst"):
+def bfs(edges, roots, *, src: str = "src", dst: str = "dst", on_round=None):
     """Per node reachable from a root along the directed ``edges``, its
     distance (number of edges) from the nearest root, as Batches with
     columns ``node`` and ``distance``; unreachable nodes have no row.
 
     ``roots``: a stream of Batches with a column ``node``, at the time of
     the edges. Iterations: the largest distance; work per iteration: the
-    out-edges of the nodes first reached in it.
+    out-edges of the nodes first reached in it. ``on_round(round, rows)``,
+    when given, is called on each worker once a round is complete there,
+    with the number of nodes whose distance improved on that worker in it.
     """
     directed = edges.map_batch(lambda b: Batch(dict(zip(("src", "dst"), _edges(b, src, dst)))))
     seeds = roots.map_batch(
         lambda b: Batch(node=_nodes(b, "node"), distance=np.zeros(len(b), dtype=np.int64)))
-    return _propagate_min(seeds, directed, 1, "distance")
+    return _propagate_min(seeds, directed, 1, "distance", on_round)
 
 
 def _node_degrees(edges, nodes, src: str, dst: str):
@@ -286,7 +318,8 @@ def _rank_step(info, contributions, body, name: str):
 
 
 def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
-             tolerance: float | None = None, nodes=None, src: str = "src", dst: str = "dst"):
+             tolerance: float | None = None, nodes=None, src: str = "src", dst: str = "dst",
+             on_round=None):
     """PageRank of the directed ``edges``, as Batches with columns ``node``
     and ``rank`` (float64), one row per node.
 
@@ -305,6 +338,10 @@ def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
 
     Work per iteration: one hash probe per node and edge of the nodes that
     send, in C and numpy.
+
+    ``on_round(round, rows)``, when given, is called on each worker once a
+    round is complete there, with the number of ranks computed (fixed
+    iterations) or changed (tolerance) on that worker in it.
     """
     if tolerance is None and (iterations is None or iterations < 0):
         raise ColumnarError("pagerank needs iterations >= 0 or a tolerance")
@@ -330,7 +367,7 @@ def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
                 return Batch(node=state.index.keys()[0], rank=state.rank.copy(),
                              share=share[everyone])
 
-            ranks = _rank_step(node_info, loop, fixed, "PageRank")
+            ranks = _reported(_rank_step(node_info, loop, fixed, "PageRank"), on_round)
             done, more = ranks.branch_when(lambda t: t[-1] < iterations)
             # Every node sends a zero, so that each appears in the next sum.
             sent = join(more, directed.enter(inner), left_on="node", right_on="src",
@@ -354,7 +391,7 @@ def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
             return Batch(node=state.index.take(active)[0], rank=state.rank[active].copy(),
                          share=share)
 
-        changed = _rank_step(node_info, loop, pushed, "PageRankPush")
+        changed = _reported(_rank_step(node_info, loop, pushed, "PageRankPush"), on_round)
         sending = changed.filter_batch(lambda b: b["share"] > 0)
         join(sending, directed.enter(inner), left_on="node", right_on="src",
              persist="right").map_batch(

@@ -17,7 +17,8 @@ the answers against Spark's own ``groupBy``, and prints a table of rows/s:
   without extra jars (DataFrame joins and ``groupBy`` per round, until a
   fixpoint for components, ``localCheckpoint()`` every
   ``--checkpoint-every`` rounds), both checked against scipy, with each
-  round of Spark's loops printed as it ends.
+  round of Spark's loops, and of timely's PageRank (from its worker 0),
+  printed as it ends.
 
 Both dataflows are vectorized: :func:`sum_per_epoch` pre-aggregates each
 batch in a compiled hash table, routes the partial sums by key in C and folds
@@ -69,6 +70,8 @@ def session(cores: int = 2):
 
     spark = (SparkSession.builder.master(f"local[{cores}]").appName("timely-spark-pipeline")
              .config("spark.ui.enabled", "false")
+             # Rounds reported by the tasks print between Spark's own lines.
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", str(cores))
              .config("spark.sql.execution.arrow.pyspark.enabled", "true")
              .getOrCreate())
@@ -259,8 +262,11 @@ def graph_jobs(spark, edges: int, workers: int, iterations: int, every: int = 3)
 
     nodes, ranks = reference_pagerank(src, dst, iterations)
     print(f"  PageRank of the same graph, {iterations} iterations", flush=True)
-    ranked = run(graph, lambda s: pagerank(s, iterations), "node long, rank double",
-                 workers=workers)
+    ranked = run(graph, lambda s: pagerank(s, iterations,
+                                           on_round=round_printer("PageRank", s.scope.index)),
+                 "node long, rank double", workers=workers,
+                 # the schema is known; a dry run on the driver would print its rounds
+                 dry_run=False)
     (got_nodes, got), timely_s = timed("PageRank through timely (one barrier stage)",
                                        lambda: node_arrays(ranked, "rank"))
     if not (np.array_equal(got_nodes, nodes) and np.allclose(got, ranks, rtol=1e-9, atol=0)):
@@ -274,6 +280,20 @@ def graph_jobs(spark, edges: int, workers: int, iterations: int, every: int = 3)
     rows.append(("PageRank", edges, len(nodes), timely_s, iterations, spark_s, iterations))
     graph.unpersist()
     return rows
+
+
+def round_printer(job: str, index: int):
+    """The ``on_round`` callback of worker ``index``: worker 0's prints
+    each round of ``job`` as it ends (from the Spark task, whose output a
+    local session shows), the others' stay quiet. Every worker passes one,
+    so that all build the same dataflow."""
+
+    def report(round_: int, rows: int) -> None:
+        if index == 0:
+            print(f"    timely {job} round {round_}: {rows} rows on worker 0",
+                  file=sys.stderr, flush=True)
+
+    return report
 
 
 def timed(label, action):
