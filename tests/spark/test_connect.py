@@ -83,6 +83,15 @@ def test_run_from_a_connect_session_equals_group_by(connect, rendezvous):
     assert sorted(tuple(r) for r in result.collect()) == spark_answer(df)
 
 
+def test_several_dataframes_from_a_connect_session_meet_at_each_epoch(connect):
+    from tests.spark.test_spark import epoch_frames, joined_per_epoch
+
+    left, right, expected = epoch_frames(connect)
+    result = run({"left": left, "right": right}, joined_per_epoch, SCHEMA, workers=2,
+                 epoch_col="epoch")
+    assert sorted(tuple(r) for r in result.collect()) == expected
+
+
 def test_map_batches_and_preflight_from_a_connect_session(connect):
     df = records(connect)
     out = map_batches(df, lambda b: {"key": b["key"], "twice": b["value"] * 2},

@@ -79,6 +79,42 @@ def test_run_takes_several_dataframes_as_inputs(spark, workers):
     assert len(expected) > 1000
 
 
+def joined_per_epoch(streams):
+    """Per epoch, the rows of ``left`` and ``right`` joined by key, counted per key."""
+    from timely.dataflow.operators.relational import join
+
+    joined = join(streams["left"], streams["right"], on="key")
+    return sum_by_key(joined, key="key", value=None, out="total")
+
+
+def epoch_frames(session):
+    left = session.range(0, 4000, numPartitions=3).selectExpr(
+        "id % 4 as epoch", "(id * 13) % 37 as key", "id as a")
+    right = session.range(0, 900, numPartitions=2).selectExpr(
+        "id % 4 as epoch", "(id * 7) % 41 as key", "id * 2 as b")
+    expected = sorted(tuple(r) for r in left.join(right, ["epoch", "key"])
+                      .groupBy("epoch", "key").count().collect())
+    return left, right, expected
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_several_dataframes_meet_at_each_epoch(spark, workers):
+    left, right, expected = epoch_frames(spark)
+    result = run({"left": left, "right": right}, joined_per_epoch, SCHEMA, workers=workers,
+                 epoch_col="epoch")
+    assert timely_answer(result) == expected
+    assert {e for e, _, _ in expected} == {0, 1, 2, 3}
+
+
+def test_every_input_needs_the_epoch_column(spark):
+    left, right, _ = epoch_frames(spark)
+    from timely.spark import SparkSchemaError
+
+    with pytest.raises(SparkSchemaError, match="epoch"):
+        run({"left": left, "right": right.drop("epoch")}, joined_per_epoch, SCHEMA,
+            workers=2, epoch_col="epoch")
+
+
 def test_run_refuses_an_empty_dict_of_inputs(spark):
     with pytest.raises(SparkConfigError, match="at least one"):
         run({}, _labelled_edges, SCHEMA)

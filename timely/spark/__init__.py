@@ -256,7 +256,12 @@ def _union(frames: dict):
     input (as :func:`_column_alias`), null outside that input's rows."""
     from functools import reduce
 
-    from pyspark.sql import functions as F
+    first = next(iter(frames.values()))
+    if _is_connect(first.sparkSession):
+        # The classic module needs a SparkContext, which a Connect client has not.
+        from pyspark.sql.connect import functions as F
+    else:
+        from pyspark.sql import functions as F
 
     fields = [(k, i, f) for k, df in enumerate(frames.values())
               for i, f in enumerate(df.schema.fields)]
