@@ -63,6 +63,26 @@ def test_create_attach_close_unlink():
         owner.unlink()
 
 
+def test_a_segment_still_viewed_is_unmapped_once_its_views_are_gone():
+    from timely.communication import shm
+
+    first = Segment.create(4096)
+    first.unlink()
+    view = first.buf[:16]               # as a ring end of a failed computation holds one
+    first.close_when_free()             # no BufferError, and nothing for the collector
+    assert first in shm._DEFERRED
+    view[:2] = b"ok"                    # still mapped while viewed
+    view.release()
+    second = Segment.create(4096)       # the next segment made unmaps the first
+    try:
+        assert first not in shm._DEFERRED
+        assert first.buf is None            # unmapped
+    finally:
+        second.close_when_free()
+        second.unlink()
+    assert shm._DEFERRED == []
+
+
 ATTACH_AND_EXIT = textwrap.dedent("""
     import sys
     from timely.communication.shm import Segment

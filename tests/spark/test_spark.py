@@ -137,7 +137,9 @@ def test_preflight_fails_fast_on_too_few_slots(spark):
         preflight(spark, 3)
     with pytest.raises(SparkConfigError, match="slots"):
         run(records(spark), sum_by_key, SCHEMA, workers=5)
-    assert time.monotonic() - start < 5
+    # At once, not after the stage watchdog's 300 s (a loaded machine may
+    # take a few seconds for the two Spark jobs).
+    assert time.monotonic() - start < 60
     preflight(spark, 2)
 
 

@@ -98,6 +98,18 @@ def sweep_orphans(directory: str = SHM_DIRECTORY) -> list[str]:
     return removed
 
 
+_DEFERRED: list = []      # segments whose unmapping waits for their last view
+
+
+def _close_deferred() -> None:
+    for segment in list(_DEFERRED):
+        try:
+            segment._memory.close()
+        except BufferError:
+            continue
+        _DEFERRED.remove(segment)
+
+
 class Segment:
     """A named shared-memory segment: ``buf`` is its memory, ``name`` its name.
 
@@ -119,12 +131,14 @@ class Segment:
     @classmethod
     def create(cls, size: int) -> Segment:
         """A new zero-filled segment of ``size`` bytes owned by this process."""
+        _close_deferred()
         memory = shared_memory.SharedMemory(name=segment_name(), create=True, size=size)
         return cls(memory, owner=True)
 
     @classmethod
     def attach(cls, name: str) -> Segment:
         """Maps the segment ``name`` that another process owns."""
+        _close_deferred()
         memory = shared_memory.SharedMemory(name=name)
         # Opening registers the name with this process's resource tracker,
         # which would unlink it when this process ends: the owner does that.
@@ -141,6 +155,18 @@ class Segment:
         """Unmaps the segment from this process; raises BufferError while a
         view of ``buf`` (a ring end) is still alive."""
         self._memory.close()
+
+    def close_when_free(self) -> None:
+        """Unmaps the segment now, or, while a view of ``buf`` is still alive
+        (a failed computation's ring ends, held by its traceback), as soon as
+        a later segment is made, attached or closed here after the views
+        are gone. The segment is held until then, so that the collector
+        never finds it mapped and viewed."""
+        _close_deferred()
+        try:
+            self._memory.close()
+        except BufferError:
+            _DEFERRED.append(self)
 
     def unlink(self) -> None:
         """Removes the segment's name (owner only); mappings stay valid."""

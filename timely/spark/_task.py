@@ -17,7 +17,6 @@ peer has mapped by then: a task that dies later leaves no segment behind.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import socket
@@ -179,11 +178,10 @@ class TaskWorker:
         if self.segment is not None:
             self.segment.unlink()
         for segment in [*self.attached, self.segment]:
-            # On a failed start-up ring ends may still view a segment: its
-            # mapping then goes with them.
+            # After a failure ring ends may still view a segment: its
+            # mapping then goes once they are gone.
             if segment is not None:
-                with contextlib.suppress(BufferError):
-                    segment.close()
+                segment.close_when_free()
         self.attached = []
         self.segment = None
         for bell in self.peer_bells:
