@@ -7,8 +7,23 @@ the last coordinate. Timestamps are ints at arity 1 and tuples otherwise.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Union
+
 from timely.errors import SummaryError
 from timely.progress.timestamp import PathSummary
+
+if TYPE_CHECKING:
+    import datetime
+
+    import numpy as np
+
+Time = Union[int, tuple[int, ...]]
+"""A timestamp: an int at the root of a dataflow, a tuple of ints in a nested scope."""
+
+TimeLike = Union[int, tuple[Union[int, "datetime.datetime", "np.datetime64"], ...],
+                 "datetime.datetime", "np.datetime64"]
+"""What an input accepts as a time: a :data:`Time`, or instants
+(``datetime``, ``numpy.datetime64``) converted by :func:`from_datetime`."""
 
 
 def to_inner(time, outer_arity: int):

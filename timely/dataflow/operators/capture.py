@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Union
+from typing import TYPE_CHECKING, Any, Generic, Iterator, NamedTuple, Protocol, TypeVar, Union, overload
 
 from timely.container import Batch
 from timely.dataflow.channels import Pipeline
@@ -11,6 +11,13 @@ from timely.dataflow.time import minimum
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
 from timely.progress.operate import Operate
+
+if TYPE_CHECKING:
+    from timely.dataflow.stream import Stream
+    from timely.dataflow.time import Time
+    from timely.progress.frontier import Antichain
+
+T = TypeVar("T")
 
 
 class Progress(NamedTuple):
@@ -27,6 +34,15 @@ class Messages(NamedTuple):
 
 
 Event = Union[Progress, Messages]
+
+
+class EventPusher(Protocol):
+    """What ``capture_into`` pushes events to: anything with ``push(event)``
+    (a :class:`CaptureHandle`, an :class:`~timely.capture.EventWriter`, a
+    list's ``append`` wrapped in an object)."""
+
+    def push(self, event: Event, /) -> Any:
+        """Takes one event (``Messages`` or ``Progress``)."""
 
 
 class CaptureOperator(Operate):
@@ -82,7 +98,7 @@ class CaptureOperator(Operate):
         self._flush = None
 
 
-def capture_into(stream, pusher) -> None:
+def capture_into(stream: Stream[Any], pusher: EventPusher) -> None:
     """Records every event ``stream`` sees into ``pusher.push``: ``Messages``
     for each batch as it arrives and ``Progress`` for each change of the
     stream's frontier, the first retracting the one capability at the minimum
@@ -96,16 +112,23 @@ def capture_into(stream, pusher) -> None:
     b.build_raw(CaptureOperator(pusher, handle, b.arity, b.shared_progress))
 
 
-class CaptureHandle:
-    """The events a ``capture()`` recorded, in process."""
+class CaptureHandle(Generic[T]):
+    """The events a ``capture()`` recorded, in process (``CaptureHandle[T]``
+    for a ``Stream[T]``)."""
 
-    def __init__(self):
-        self.events: list = []
+    def __init__(self) -> None:
+        self.events: list[Event] = []
 
-    def push(self, event) -> None:
+    def push(self, event: Event) -> None:
+        """Records one event."""
         self.events.append(event)
 
-    def extract(self):
+    @overload
+    def extract(self: CaptureHandle[Batch]) -> list[tuple[Time, list[tuple[Any, ...]]]]: ...
+    @overload
+    def extract(self) -> list[tuple[Time, list[T]]]: ...
+
+    def extract(self) -> list[tuple[Time, list[Any]]]:
         """``[(time, sorted records), ...]`` in time order, merging batches of one
         time; the rows of a columnar batch become tuples."""
         by_time: dict = {}
@@ -117,7 +140,7 @@ class CaptureHandle:
                 by_time.setdefault(event.time, []).extend(data)
         return [(t, sorted(by_time[t], key=_sort_key)) for t in sorted(by_time, key=_time_key)]
 
-    def frontier(self):
+    def frontier(self) -> Antichain:
         """The captured stream's frontier after the events seen so far."""
         m = None
         for event in self.events:
@@ -136,7 +159,7 @@ class CaptureHandle:
             return Antichain([0])
         return m.frontier()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Event]:
         return iter(self.events)
 
 

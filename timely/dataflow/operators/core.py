@@ -293,11 +293,11 @@ def _stash_and_release(stream, name: str, assign):
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
-                records = stash.pop(cap.time, None)
+                ready, _ = item
+                records = stash.pop(ready.time, None)
                 if records:
-                    out.session(cap)._give_owned(records)
-                cap.drop()
+                    out.session(ready)._give_owned(records)
+                ready.drop()
 
         return run
 
@@ -345,17 +345,17 @@ def reclock(stream, clock):
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
+                ready, _ = item
                 keep = []
                 session = None
                 for t, data in stash:
-                    if less_equal(t, cap.time):
-                        session = session or out.session(cap)
+                    if less_equal(t, ready.time):
+                        session = session or out.session(ready)
                         session._give_owned(data)
                     else:
                         keep.append((t, data))
                 stash[:] = keep
-                cap.drop()
+                ready.drop()
 
         return run
 
@@ -386,9 +386,9 @@ def accumulate(stream, init, logic):
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
-                out.session(cap).give(state.pop(cap.time))
-                cap.drop()
+                ready, _ = item
+                out.session(ready).give(state.pop(ready.time))
+                ready.drop()
 
         return run
 

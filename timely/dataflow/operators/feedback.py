@@ -2,25 +2,40 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.errors import DataflowError
 
+if TYPE_CHECKING:
+    from timely.dataflow.handles import OutputHandle
+    from timely.dataflow.scope import Scope
+    from timely.dataflow.stream import Stream
+    from timely.progress.timestamp import PathSummary
 
-class LoopHandle:
-    """The end of a loop; ``stream.connect_loop(handle)`` feeds it."""
+T = TypeVar("T")
 
-    def __init__(self, builder: OperatorBuilder, summary, name: str):
+
+class LoopHandle(Generic[T]):
+    """The end of a loop; ``stream.connect_loop(handle)`` feeds it
+    (``LoopHandle[T]`` with its ``Stream[T]``)."""
+
+    def __init__(self, builder: OperatorBuilder, summary: PathSummary, name: str,
+                 output: OutputHandle[T]) -> None:
         self._builder = builder
         self._summary = summary
         self._name = name
         self._connected = False
+        self._output = output
 
     @property
-    def summary(self):
+    def summary(self) -> PathSummary:
+        """The path summary records gain around the loop."""
         return self._summary
 
-    def connect(self, stream) -> None:
+    def connect(self, stream: Stream[T]) -> None:
+        """Feeds the loop from ``stream`` (``stream.connect_loop(handle)``)."""
         if self._connected:
             raise DataflowError(f"{self._name} is already connected")
         b = self._builder
@@ -52,11 +67,10 @@ class LoopHandle:
         b.build(build)
 
 
-def feedback(scope, summary):
+def feedback(scope: Scope, summary: PathSummary) -> tuple[LoopHandle[Any], Stream[Any]]:
     b = OperatorBuilder("Feedback", scope)
     out, stream = b.new_output()
     name = f"Feedback(operator {b.index}, summary {summary.increments!r})"
-    handle = LoopHandle(b, summary, name)
-    handle._output = out
+    handle: LoopHandle[Any] = LoopHandle(b, summary, name, out)
     scope._sub.unconnected_loops.append(name)
     return handle, stream
