@@ -41,11 +41,16 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
+from typing import Union
 
 from timely.communication import codec
 from timely.errors import ConfigurationError, FrameError
 
 # The channel that carries window credit: a count of bytes.
+# A channel's identifier: an int for a data channel, a tuple naming a
+# system channel (progress of a scope, the dataflow census, credits).
+ChannelId = Union[int, tuple]
+
 CREDIT = ("credit",)
 # Credit owed to an idle peer is sent on its own once this much has gathered
 # (otherwise it rides along with data), so a window must be larger.
@@ -92,7 +97,7 @@ class Allocator:
     peers: int
     logger = None          # a timely.logging.Logger while communication events are logged
 
-    def allocate(self, identifier: int, on_data):  # pragma: no cover - interface
+    def allocate(self, identifier: ChannelId, on_data):  # pragma: no cover - interface
         raise NotImplementedError
 
     def receive(self) -> None:
@@ -183,9 +188,9 @@ class ThreadAllocator(Allocator):
     def __init__(self):
         self.index = 0
         self.peers = 1
-        self.channels: dict[int, deque] = {}
+        self.channels: dict[ChannelId, deque] = {}
 
-    def allocate(self, identifier: int, on_data):
+    def allocate(self, identifier: ChannelId, on_data):
         if identifier in self.channels:
             raise ValueError(f"channel {identifier} allocated twice")
         queue: deque = deque()
@@ -261,7 +266,7 @@ class BatchingAllocator(Allocator):
         self.peers = peers
         self.queues: dict = {}
         self.callbacks: dict = {}
-        self.outboxes = {j: [] for j in range(peers) if j != index}
+        self.outboxes: dict[int, list] = {j: [] for j in range(peers) if j != index}
         self.sources: dict = {}           # logged channels: identifier -> source of each queued message
         self.window = window
         self.in_flight = dict.fromkeys(self.outboxes, 0)   # bytes sent to a peer, not yet credited

@@ -139,8 +139,10 @@ class OperatorCore(Operate):
     def summary(self):
         return self._summary
 
+    # A read-only view where Operate allows a plain attribute: the scope
+    # only reads it.
     @property
-    def watches(self):
+    def watches(self) -> list[bool]:  # type: ignore[override]
         return [f is not None for f in self._frontiers]
 
     def push_frontier(self, port: int, changes) -> None:
@@ -237,12 +239,13 @@ class OperatorBuilder:
         frontier = MutableAntichain(arity=self.arity) if keep else None
         consumed = ChangeBatch(arity=self.arity)
         self._consumeds.append(consumed)
-        summaries: list = []
-        self._input_summaries.append(summaries)
+        summaries_out: list = []           # per output, filled in at build
+        self._input_summaries.append(summaries_out)
         self._frontiers.append(frontier)
         self._notify.append(notify)
-        handle = InputHandle(puller, consumed, self._outputs, summaries, frontier,
-                             self.worker.check_progress, f"{self.name} input {port}")
+        handle: InputHandle[Any] = InputHandle(puller, consumed, self._outputs, summaries_out,
+                                               frontier, self.worker.check_progress,
+                                               f"{self.name} input {port}")
         self._inputs.append(handle)
         return handle
 
@@ -260,8 +263,8 @@ class OperatorBuilder:
         internal = ChangeBatch(arity=self.arity)
         produced = ChangeBatch(arity=self.arity)
         tee = Tee()
-        handle = OutputHandle(port, internal, Counter(tee, produced), self._inputs,
-                              (self.name, self.address, self.site))
+        handle: OutputHandle[Any] = OutputHandle(port, internal, Counter(tee, produced),
+                                                 self._inputs, (self.name, self.address, self.site))
         self._internals.append(internal)
         self._produceds.append(produced)
         self._outputs.append(handle)

@@ -4,7 +4,7 @@ still bring data at them, in time order, with requests for one time coalesced.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from timely.dataflow.capability import Capability, InputCapability
 from timely.errors import CapabilityError

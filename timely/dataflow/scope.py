@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from timely.dataflow.operators.probe import ProbeHandle
     from timely.dataflow.stream import Stream
     from timely.progress.timestamp import PathSummary
-    from timely.worker import Worker
 
 T = TypeVar("T")
 
@@ -32,7 +31,8 @@ T = TypeVar("T")
 class Scope:
     """A scope under construction: a handle for building operators in it."""
 
-    def __init__(self, worker: Worker, subgraph: Subgraph, parent: Scope | None) -> None:
+    # worker: the timely.Worker building this scope (a layer above: not imported)
+    def __init__(self, worker: Any, subgraph: Subgraph, parent: Scope | None) -> None:
         self.worker = worker
         self._sub = subgraph
         self.parent = parent

@@ -29,7 +29,7 @@ class Progress(NamedTuple):
 class Messages(NamedTuple):
     """A batch of records seen at ``time``."""
 
-    time: object
+    time: Time
     data: list
 
 
@@ -145,7 +145,7 @@ class CaptureHandle(Generic[T]):
         m = None
         for event in self.events:
             if m is None:
-                time = event.time if type(event) is Messages else (
+                time = event.time if isinstance(event, Messages) else (
                     event.updates[0][0] if event.updates else None)
                 if time is None:
                     continue

@@ -141,7 +141,7 @@ def partition(stream, parts: int, route):
 
         def run(frontiers):
             for cap, data in inp:
-                buckets = [[] for _ in range(parts)]
+                buckets: list[list] = [[] for _ in range(parts)]
                 for record in data:
                     part, value = route(record)
                     buckets[part].append(value)
@@ -183,7 +183,8 @@ def branch(stream, condition):
     stream, true to the second."""
 
     def split(t, data):
-        no, yes = [], []
+        no: list = []
+        yes: list = []
         for record in data:
             (yes if condition(t, record) else no).append(record)
         return no, yes

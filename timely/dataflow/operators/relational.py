@@ -292,7 +292,7 @@ def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve")
         notificator = FrontierNotificator(b.arity)
         pending = _Pending(notificator)
         index = KeyIndex(len(names))
-        state = [None]
+        state: list[np.ndarray | None] = [None]
 
         def run(frontiers):
             for cap, rows in pending.complete(inp, frontiers, "improve"):

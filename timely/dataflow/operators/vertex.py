@@ -41,6 +41,8 @@ The Select and Count vertices of the Naiad model:
 
 from __future__ import annotations
 
+from typing import Any
+
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.errors import CapabilityError
@@ -61,7 +63,7 @@ class Vertex:
     name = None
 
     # Bound by the operator that hosts the vertex.
-    _host = None
+    _host: _Host = None  # type: ignore[assignment]  # bound by vertex() before any callback
 
     def on_recv(self, input: int, batch: list, time) -> None:
         """Called for every batch arriving at ``input`` at ``time``."""
@@ -86,8 +88,8 @@ class _Host:
         self.outputs = outputs               # OutputHandles
         self.core = _Core(arity=arity)
         self.held: dict = {}                 # time -> capabilities, one per output
-        self.context = None                  # InputCapability or {output: Capability}
-        self.context_time = None
+        self.context: Any = None             # InputCapability or {output: Capability}
+        self.context_time: Any = None
 
     def _capability(self, output: int, time):
         if self.context is None:
