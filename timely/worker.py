@@ -107,7 +107,7 @@ class Worker:
                                 f"not {stall_warning!r}")
         self.stall_warning = stall_warning
         self._steps = 0
-        self._watch: dict = {}                  # dataflow -> [changes seen, since, steps then, warned]
+        self._watch: dict[int, list[Any]] = {}                  # dataflow -> [changes seen, since, steps then, warned]
         self._watch_at = (_time.monotonic() + min(1.0, stall_warning / 4)
                           if stall_warning is not None else float("inf"))
         self.progress_mode = progress_mode
@@ -123,14 +123,14 @@ class Worker:
         self.dataflows: dict[int, Subgraph] = {}
         self.scopes: list[Subgraph] = []        # every built scope, for idle checks
         self.active: set[int] = set()
-        self._timers: list = []                 # heap of (monotonic deadline, seq, scope, child index)
+        self._timers: list[tuple[float, int, Subgraph, int]] = []                 # heap of (monotonic deadline, seq, scope, child index)
         self._timer_seq = 0
         self._next_dataflow = 0
         self._next_channel = 0
         self._next_operator = 0
         self._stepping = False
         self._building_channels: list[int] | None = None    # channels of the dataflow being built
-        self._dataflow_channels: dict = {}   # dataflow -> its channels (for drop_dataflow)
+        self._dataflow_channels: dict[int, list[int]] = {}   # dataflow -> its channels (for drop_dataflow)
         self._building = False
         self.started_ns = _time.perf_counter_ns()
         self.logger: Any = None                 # timely.logging.Logger while something is registered

@@ -120,7 +120,7 @@ class InputHandle(Generic[T]):
                 current._live = False
                 self._current = None
 
-    def _take_all(self) -> list:
+    def _take_all(self) -> list[tuple[Time, Any]]:
         """Every waiting message as ``(time, data)``, each recorded as
         consumed, and no capability made: for timely's own operators whose
         logic never sees one (map, filter, concat, feedback, ...)."""
@@ -180,7 +180,7 @@ class InputHandle(Generic[T]):
         >>> timely.example(build).extract()
         [(0, [7])]
         """
-        staged: dict = {}
+        staged: dict[Time, list[Any]] = {}
         for cap, data in self:
             batches = staged.get(cap.time)
             if batches is None:

@@ -4,7 +4,7 @@ still bring data at them, in time order, with requests for one time coalesced.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from timely.dataflow.capability import Capability, InputCapability
 from timely.errors import CapabilityError
@@ -26,7 +26,7 @@ class FrontierNotificator:
     def __init__(self, arity: int | None = None) -> None:
         # Without an arity, the first requested time fixes it.
         self._core = _Core(arity=arity)
-        self._caps: dict = {}
+        self._caps: dict[Time, Any] = {}      # a Capability, or a _Multi of several
 
     @classmethod
     def from_capabilities(cls, capabilities: Iterable[Capability]) -> FrontierNotificator:
@@ -128,17 +128,17 @@ class FrontierNotificator:
             logic(item[0], self)
 
 
-class _Multi(list):
+class _Multi(list[Capability]):
     """Capabilities for several outputs requested at one time."""
 
     @classmethod
-    def of(cls, a, b):
+    def of(cls, a: Capability | _Multi, b: Capability) -> _Multi:
         out = cls(a if isinstance(a, _Multi) else [a])
         out.append(b)
         return out
 
     @property
-    def time(self):
+    def time(self) -> Time:
         return self[0].time
 
 

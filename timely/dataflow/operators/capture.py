@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, Iterator, NamedTuple, Protocol, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Generic, Iterable, Iterator, NamedTuple, Protocol, TypeVar, Union, overload
 
 from timely.container import Batch
 from timely.dataflow.channels import Pipeline
@@ -10,7 +10,7 @@ from timely.dataflow.handles import InputHandle
 from timely.dataflow.time import minimum
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
-from timely.progress.operate import Operate
+from timely.progress.operate import Operate, SharedProgress
 
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
@@ -23,14 +23,14 @@ T = TypeVar("T")
 class Progress(NamedTuple):
     """Changes ``[(time, diff), ...]`` to the captured stream's frontier."""
 
-    updates: list
+    updates: list[tuple[Time, int]]
 
 
 class Messages(NamedTuple):
     """A batch of records seen at ``time``."""
 
     time: Time
-    data: list
+    data: list[Any]       # or a columnar Batch
 
 
 Event = Union[Progress, Messages]
@@ -60,7 +60,8 @@ class CaptureOperator(Operate):
     local = True
     notify = (True,)
 
-    def __init__(self, pusher, handle: InputHandle, arity: int, progress):
+    def __init__(self, pusher: EventPusher, handle: InputHandle[Any], arity: int,
+                 progress: SharedProgress) -> None:
         self.progress = progress
         self.pusher = pusher
         self._flush = getattr(pusher, "flush", None)
@@ -70,10 +71,10 @@ class CaptureOperator(Operate):
         # minimum time; replayers rely on this and need not block.
         self.changes.update(minimum(arity), -1)
 
-    def summary(self):
+    def summary(self) -> list[list[Any]]:
         return [[]]
 
-    def push_frontier(self, port: int, changes) -> None:
+    def push_frontier(self, port: int, changes: Iterable[tuple[Time, int]]) -> None:
         self.changes.extend(changes)
         self.input.frontier.update_iter(changes)
 
@@ -94,7 +95,7 @@ class CaptureOperator(Operate):
     def shut_down(self) -> None:
         if self._flush is not None:
             self._flush()
-        self.pusher = None
+        self.pusher = None  # type: ignore[assignment]  # shut down: never scheduled again
         self._flush = None
 
 
@@ -131,7 +132,7 @@ class CaptureHandle(Generic[T]):
     def extract(self) -> list[tuple[Time, list[Any]]]:
         """``[(time, sorted records), ...]`` in time order, merging batches of one
         time; the rows of a columnar batch become tuples."""
-        by_time: dict = {}
+        by_time: dict[Time, list[Any]] = {}
         for event in self.events:
             if type(event) is Messages:
                 data = event.data
@@ -163,9 +164,9 @@ class CaptureHandle(Generic[T]):
         return iter(self.events)
 
 
-def _time_key(t):
+def _time_key(t: Time) -> tuple[int, ...]:
     return (t,) if isinstance(t, int) else t
 
 
-def _sort_key(x):
+def _sort_key(x: Any) -> tuple[str, Any]:
     return (type(x).__name__, x) if not isinstance(x, (int, float)) else ("", x)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.errors import DataflowError
 
 if TYPE_CHECKING:
+    from timely.dataflow.builder import OperatorInfo
+    from timely.dataflow.capability import Capability
+    from timely.progress.frontier import MutableAntichain
+
+    Frontiers = list[MutableAntichain]
     from timely.dataflow.handles import OutputHandle
     from timely.dataflow.scope import Scope
     from timely.dataflow.stream import Stream
@@ -48,19 +53,19 @@ class LoopHandle(Generic[T]):
         inp = b.new_input(stream, Pipeline(), connection={0: [summary]}, notify=False)
         out = self._output
 
-        def build(caps, info):
+        def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], None]:
             caps.clear()
 
-            def run(frontiers):
+            def run(frontiers: Frontiers) -> None:
                 # The input reaches the output through `summary`: the time it
                 # gives is held while the message is current.
                 results_in = summary.results_in
                 give = out.give_unchecked
                 for time, data in inp._take_all():
-                    time = results_in(time)
-                    if time is None:
+                    advanced = results_in(time)
+                    if advanced is None:
                         continue   # the loop counter would overflow: the records leave
-                    give(time, data)
+                    give(advanced, data)
 
             return run
 

@@ -41,13 +41,16 @@ The Select and Count vertices of the Naiad model:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.errors import CapabilityError
 from timely.progress.notificator import Notificator as _Core
 from timely.progress.timestamp import less_equal
+
+if TYPE_CHECKING:
+    from timely.dataflow.channels import PactLike
 
 
 class Vertex:
@@ -59,11 +62,11 @@ class Vertex:
 
     inputs = 1
     outputs = 1
-    pacts = None
-    name = None
+    pacts: list[PactLike] | None = None
+    name: str | None = None
 
-    # Bound by the operator that hosts the vertex.
-    _host: _Host = None  # type: ignore[assignment]  # bound by vertex() before any callback
+    # Bound by vertex(), which hosts it, before any callback runs.
+    _host: _Host = None  # type: ignore[assignment]
 
     def on_recv(self, input: int, batch: list, time) -> None:
         """Called for every batch arriving at ``input`` at ``time``."""
