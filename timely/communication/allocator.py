@@ -43,7 +43,6 @@ import threading
 from collections import deque
 from typing import Union
 
-from timely.communication import codec
 from timely.errors import ConfigurationError, FrameError
 
 # The channel that carries window credit: a count of bytes.
@@ -262,6 +261,12 @@ class BatchingAllocator(Allocator):
     """
 
     def __init__(self, index: int, peers: int, window: int | None = None):
+        # The frame codec (and the column serializer under it) loads with the
+        # first allocator that moves frames, not with every import of this module.
+        from timely.communication import codec
+
+        self._encode = codec.encode
+        self._decode = codec.decode
         self.index = index
         self.peers = peers
         self.queues: dict = {}
@@ -392,7 +397,7 @@ class BatchingAllocator(Allocator):
 
     def deliver_frame(self, frame, source: int = -1) -> None:
         """Delivers the messages of a frame held whole in one buffer."""
-        self.deliver_messages(codec.decode(frame), source, len(frame))
+        self.deliver_messages(self._decode(frame), source, len(frame))
 
     def take_outboxes(self):
         """``(peer, frame parts)`` for every peer with something to send.
@@ -400,19 +405,20 @@ class BatchingAllocator(Allocator):
         credit counts as in flight, whole."""
         owed = self.owed
         in_flight = self.in_flight
+        encode = self._encode
         for j, outbox in self.outboxes.items():
             credit = owed[j]
             if outbox:
                 if credit:
                     outbox.append((CREDIT, credit))
                     owed[j] = 0
-                parts = codec.encode(outbox)
+                parts = encode(outbox)
                 outbox.clear()
                 in_flight[j] += sum(memoryview(p).nbytes for p in parts)
                 yield j, parts
             elif credit >= CREDIT_AT:
                 owed[j] = 0
-                yield j, codec.encode([(CREDIT, credit)])
+                yield j, encode([(CREDIT, credit)])
         if not self._congested and self._over_window():
             self._congested = True
 

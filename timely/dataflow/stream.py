@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, TypeVar, overload
 
-from timely.dataflow.operators import capture as _capture
-from timely.dataflow.operators import columnar as _columnar
 from timely.dataflow.operators import core as _core
-from timely.dataflow.operators import enterleave as _el
-from timely.dataflow.operators import generic as _generic
 from timely.dataflow.operators import probe as _probe
 
 if TYPE_CHECKING:
@@ -178,10 +174,14 @@ class Stream(Generic[T]):
 
     def map_batch(self, fn: Callable[[Any], Any]) -> Stream[Any]:
         """``fn(batch)`` for every batch, sent at its time (empty results are not sent)."""
+        from timely.dataflow.operators import columnar as _columnar
+
         return _columnar.map_batch(self, fn)
 
     def filter_batch(self, fn: Callable[[Batch], Any]) -> Stream[Batch]:
         """The rows of each Batch where the boolean mask ``fn(batch)`` is true."""
+        from timely.dataflow.operators import columnar as _columnar
+
         return _columnar.filter_batch(self, fn)
 
     def aggregate(self, key: str | Callable[..., Any], value: Any = None, how: Any = None, *,
@@ -200,6 +200,8 @@ class Stream(Generic[T]):
             from timely.dataflow.operators.aggregation import aggregate
 
             return aggregate(self, key, value, how, default)
+        from timely.dataflow.operators import columnar as _columnar
+
         return _columnar.aggregate(self, key, value, "sum" if how is None else how,
                                    combine=combine)
 
@@ -210,6 +212,8 @@ class Stream(Generic[T]):
         per aggregate in ``how`` (``count``, ``sum``, ``min``, ``max``) of
         ``value``; exchanged by ``key``, so exact at any worker count. See
         :func:`timely.dataflow.operators.columnar.aggregate`."""
+        from timely.dataflow.operators import columnar as _columnar
+
         return _columnar.aggregate(self, key, value, how, combine=combine)
 
     def join(self, other: Stream[Any], on: str | Iterable[str] | None = None, *,
@@ -242,10 +246,14 @@ class Stream(Generic[T]):
 
     def enter(self, scope: Scope) -> Stream[T]:
         """This stream inside the child ``scope`` (times gain a zero coordinate)."""
+        from timely.dataflow.operators import enterleave as _el
+
         return _el.enter(self, scope)
 
     def leave(self) -> Stream[T]:
         """This stream in the parent scope (times lose their last coordinate)."""
+        from timely.dataflow.operators import enterleave as _el
+
         return _el.leave(self)
 
     def connect_loop(self, handle: LoopHandle[T]) -> None:
@@ -267,12 +275,16 @@ class Stream(Generic[T]):
     def capture(self) -> CaptureHandle[T]:
         """Records the stream's events in this process; ``.extract()`` gives
         ``[(time, sorted records)]``."""
+        from timely.dataflow.operators import capture as _capture
+
         handle: CaptureHandle[T] = _capture.CaptureHandle()
         _capture.capture_into(self, handle)
         return handle
 
     def capture_into(self, pusher: EventPusher) -> None:
         """Pushes every event (``Messages``, ``Progress``) to ``pusher.push``."""
+        from timely.dataflow.operators import capture as _capture
+
         _capture.capture_into(self, pusher)
 
     # -- generic operators ---------------------------------------------------
@@ -296,6 +308,8 @@ class Stream(Generic[T]):
         worker each record goes to; ``name`` names the operator in logs and
         errors.
         """
+        from timely.dataflow.operators import generic as _generic
+
         _generic.sink(self, pact, name, logic)
 
     def unary(self, pact: PactLike, name: str,
@@ -313,6 +327,8 @@ class Stream(Generic[T]):
         Misused capabilities raise :class:`timely.CapabilityError` before
         anything is sent; exceptions from ``logic`` fail the worker.
         """
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.unary(self, pact, name, constructor)
 
     def unary_frontier(self, pact: PactLike, name: str,
@@ -325,6 +341,8 @@ class Stream(Generic[T]):
         ``cap.retain()`` of a message to send at its time later; a capability
         kept holds back every downstream frontier until it is dropped.
         """
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.unary_frontier(self, pact, name, constructor)
 
     def unary_notify(self, pact: PactLike, name: str, init_times: Iterable[Time],
@@ -342,6 +360,8 @@ class Stream(Generic[T]):
         times even when no record arrives). Each notification costs a
         logarithmic-time update of the pending times.
         """
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.unary_notify(self, pact, name, init_times, logic)
 
     def binary(self, other: Stream[V], pact1: PactLike, pact2: PactLike, name: str,
@@ -350,6 +370,8 @@ class Stream(Generic[T]):
                                               object]],
                ) -> Stream[U]:
         """``constructor(capability, info)`` returns ``logic(input1, input2, output)``."""
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.binary(self, other, pact1, pact2, name, constructor)
 
     def binary_frontier(self, other: Stream[V], pact1: PactLike, pact2: PactLike, name: str,
@@ -361,6 +383,8 @@ class Stream(Generic[T]):
         changes; it reads ``input1.frontier`` and ``input2.frontier`` to act on complete
         times.
         """
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.binary_frontier(self, other, pact1, pact2, name, constructor)
 
     def binary_notify(self, other: Stream[V], pact1: PactLike, pact2: PactLike, name: str,
@@ -371,6 +395,8 @@ class Stream(Generic[T]):
         """As :meth:`unary_notify`, with two inputs:
         ``logic(input1, input2, output, notificator)``; a time is delivered
         once it is complete at both inputs."""
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.binary_notify(self, other, pact1, pact2, name, init_times, logic)
 
     # -- the rest of the crate's operators -------------------------------------
@@ -455,6 +481,8 @@ class Stream(Generic[T]):
         >>> timely.example(build).extract()
         [((0, 0), [0]), ((0, 1), [1]), ((0, 2), [2])]
         """
+        from timely.dataflow.operators import enterleave as _el
+
         return _el.enter_at(self, scope, initial)
 
     def inspect_core(self, fn: Callable[[Ok | Err], object]) -> Stream[T]:

@@ -30,8 +30,6 @@ to the dataflow layer (:mod:`timely.dataflow.subgraph`), which builds on this.
 
 from __future__ import annotations
 
-import hashlib
-
 from timely.errors import DataflowError
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import Antichain, MutableAntichain
@@ -196,6 +194,8 @@ class SubgraphProgress(Operate):
             parts.append((op.name, op.inputs, op.outputs, repr(op.summary()),
                           getattr(op, "fingerprint", "")))
         parts.append(sorted(self.edges))
+        import hashlib          # once per scope built; not on every import
+
         return hashlib.sha1(repr(parts).encode()).hexdigest()
 
     @property
