@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib as _importlib
 import logging as _logging
+from typing import TYPE_CHECKING, Any
 
 # The engine reports start-up, connections and failures on the "timely"
 # logger; silent unless the program configures logging.
@@ -46,6 +47,30 @@ from timely.errors import (
 
 __version__ = "0.1.0"
 
+if TYPE_CHECKING:
+    # What the lazy names below are, for type checkers (which do not run
+    # ``__getattr__``); at run time each loads on first use.
+    from timely.container import Batch, StringColumn
+    from timely.dataflow import (
+        Broadcast,
+        Capability,
+        CapabilitySet,
+        Err,
+        Exchange,
+        FrontierNotificator,
+        InputCapability,
+        InputHandle,
+        Ok,
+        OperatorBuilder,
+        Pipeline,
+        ProbeHandle,
+        Scope,
+        Stream,
+        Vertex,
+    )
+    from timely.launch import example, execute, execute_directly, execute_from_args
+    from timely.worker import Worker
+
 # Public names defined above the errors: the module each comes from, imported
 # the first time the name is used.
 _LAZY = {
@@ -74,7 +99,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'timely' has no attribute {name!r}")
@@ -83,7 +108,7 @@ def __getattr__(name: str):
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 

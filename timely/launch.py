@@ -42,6 +42,7 @@ import threading
 import time
 import traceback
 from multiprocessing.connection import wait
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from timely.communication.allocator import DEFAULT, ThreadAllocator, window_from_env
 from timely.communication.doorbell import EventfdDoorbell
@@ -52,21 +53,29 @@ from timely.communication.threads import ThreadsAllocator, ThreadsShared
 from timely.errors import TimelyError, WorkerFailed
 from timely.worker import Worker
 
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+    from timely.dataflow.scope import Scope
+
 log = logging.getLogger(__name__)
+
+R = TypeVar("R")
 
 
 # -- threads --------------------------------------------------------------------
 
 
-def execute_threads(work, workers: int, **options):
+def execute_threads(work: Callable[[Worker], R], workers: int, **options: Any) -> list[R]:
     """Runs ``work`` on ``workers`` threads; returns the results in index order.
 
     If a worker raises, every other worker stops with :class:`WorkerFailed`
     and this raises the first failure, chained to the worker's exception.
     """
     shared = ThreadsShared(workers)
-    results: list = [None] * workers
-    errors: list = [None] * workers
+    results: list[Any] = [None] * workers
+    errors: list[BaseException | None] = [None] * workers
 
     def run(index: int) -> None:
         try:
@@ -102,7 +111,9 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
 
 
-def _worker_main(me, layout, segment, doorbells, work, options, conn):
+def _worker_main(me: int, layout: tuple[int, int, int, Any, Any], segment: Any,
+                 doorbells: list[Any], work: Callable[[Worker], Any], options: dict[str, Any],
+                 conn: Connection) -> None:
     """The body of a forked worker process: ``segment`` is the launcher's,
     inherited through fork (this process only unmaps it)."""
     _die_with_parent()
@@ -133,8 +144,9 @@ def _worker_main(me, layout, segment, doorbells, work, options, conn):
         conn.close()
 
 
-def execute_processes(work, workers: int, *, first: int = 0, peers: int | None = None,
-                      connect=None, **options):
+def execute_processes(work: Callable[[Worker], R], workers: int, *, first: int = 0,
+                      peers: int | None = None, connect: Callable[[Any], None] | None = None,
+                      **options: Any) -> list[R]:
     """Runs ``work`` on ``workers`` forked processes; returns results in index order.
 
     The processes are workers ``first .. first + workers - 1`` of ``peers``
@@ -151,7 +163,7 @@ def execute_processes(work, workers: int, *, first: int = 0, peers: int | None =
     sweep_orphans()
     context = multiprocessing.get_context("fork")
     segment = None
-    bells: list = []
+    bells: list[Any] = []
     processes, pipes = [], []
     try:
         if workers > 1:
@@ -204,8 +216,9 @@ def liveness_timeout() -> float:
     return seconds
 
 
-def _stopped(pid: int) -> bool:
-    """The process is stopped (state T or t in /proc)."""
+def _stopped(pid: int | None) -> bool:
+    """The process is stopped (state T or t in /proc); a process not started
+    (no pid) is not."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
@@ -216,18 +229,20 @@ def _stopped(pid: int) -> bool:
     return stat[end + 2:end + 3] in (b"T", b"t")
 
 
-def _supervise(processes, pipes, first=0):
+def _supervise(processes: Sequence[BaseProcess], pipes: Sequence[Connection],
+               first: int = 0) -> list[Any]:
     """Collects every worker's result; on the first failure (a worker that
     raised, died, or stayed stopped longer than :func:`liveness_timeout`)
     stops the others and raises WorkerFailed."""
-    results: list = [None] * len(processes)
+    results: list[Any] = [None] * len(processes)
     done = [False] * len(processes)
     waiting = {pipe: i for i, pipe in enumerate(pipes)}
     sentinels = {p.sentinel: i for i, p in enumerate(processes)}
     timeout = liveness_timeout()
-    stopped_since: dict = {}
+    stopped_since: dict[int, float] = {}
     while not all(done):
-        ready = wait(list(waiting) + [s for s, i in sentinels.items() if not done[i]],
+        # pipes and sentinels (ints), told apart by the dict that holds them
+        ready: list[Any] = wait(list(waiting) + [s for s, i in sentinels.items() if not done[i]],
                      timeout=min(0.5, timeout / 4))
         now = time.monotonic()
         for index, process in enumerate(processes):
@@ -279,9 +294,9 @@ def _supervise(processes, pipes, first=0):
     return results
 
 
-def _stop(processes) -> None:
+def _stop(processes: Sequence[BaseProcess]) -> None:
     for process in processes:
-        if process.is_alive():
+        if process.is_alive() and process.pid is not None:     # alive: started, so a pid
             process.terminate()
             # A stopped process acts on SIGTERM only once continued.
             with contextlib.suppress(OSError):
@@ -297,7 +312,8 @@ def _stop(processes) -> None:
 # -- several hosts --------------------------------------------------------------
 
 
-def execute_cluster(work, config, **options):
+def execute_cluster(work: Callable[[Worker], R], config: argparse.Namespace,
+                    **options: Any) -> list[R]:
     """Runs this host's ``config.workers`` workers (``-p`` of ``-n`` hosts) as
     forked processes; returns their results in index order.
 
@@ -327,7 +343,7 @@ def execute_cluster(work, config, **options):
     tls = tls_from_env()
     heartbeat, liveness = options.pop("heartbeat", None), options.pop("liveness_timeout", None)
 
-    def link(allocator):
+    def link(allocator: Any) -> None:
         sessions = connect(allocator.index, addresses, secret.encode(), local, tls=tls)
         allocator.add_links({j: Link(s, allocator, heartbeat=heartbeat, liveness=liveness)
                              for j, s in sessions.items()})
@@ -341,7 +357,7 @@ __all__ = ["execute_cluster", "execute_processes", "execute_threads"]
 # -- entry points -----------------------------------------------------------------
 
 
-def execute_directly(work, **options):
+def execute_directly(work: Callable[[Worker], R], **options: Any) -> R:
     """Runs ``work(worker)`` on one worker in this thread; steps until every
     dataflow completes, then returns what ``work`` returned."""
     worker = Worker(ThreadAllocator(), **options)
@@ -351,7 +367,7 @@ def execute_directly(work, **options):
     return result
 
 
-def example(build, **options):
+def example(build: Callable[[Scope], R], **options: Any) -> R:
     """Builds ``build(scope)`` in one dataflow on one worker in this thread,
     runs it to completion and returns what ``build`` returned (the crate's
     ``timely::example``): a capture handle's ``extract()`` then holds the
@@ -361,7 +377,7 @@ def example(build, **options):
     >>> timely.example(lambda scope: scope.to_stream(range(3)).map(lambda x: x * 2).capture()).extract()
     [(0, [0, 2, 4])]
     """
-    def work(worker):
+    def work(worker: Worker) -> R:
         with worker.dataflow() as scope:
             result = build(scope)
         return result
@@ -369,7 +385,8 @@ def example(build, **options):
     return execute_directly(work, **options)
 
 
-def execute(work, workers: int = 1, *, mode: str = "processes", **options):
+def execute(work: Callable[[Worker], R], workers: int = 1, *, mode: str = "processes",
+            **options: Any) -> list[R]:
     """Runs ``work(worker)`` on ``workers`` workers; returns their results in
     index order.
 
@@ -391,7 +408,7 @@ def execute(work, workers: int = 1, *, mode: str = "processes", **options):
     return execute_processes(work, workers, **options)
 
 
-def parse_args(args):
+def parse_args(args: Iterable[str]) -> argparse.Namespace:
     """``-w`` workers per process, ``-n`` processes, ``-p`` this process, ``-h`` hostfile."""
     parser = argparse.ArgumentParser(prog="timely", add_help=False)
     parser.add_argument("-w", "--workers", type=int, default=1)
@@ -402,7 +419,8 @@ def parse_args(args):
     return parsed
 
 
-def execute_from_args(args, work, **options):
+def execute_from_args(args: Iterable[str], work: Callable[[Worker], R],
+                      **options: Any) -> list[R]:
     """Runs ``work`` with the configuration in ``args`` (``-w -n -p -h`` as in the
     Rust crate). ``heartbeat`` and ``liveness_timeout`` apply to the links
     between hosts (:func:`execute_cluster`)."""

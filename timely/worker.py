@@ -15,11 +15,19 @@ import heapq
 import logging
 import random
 import time as _time
+from collections import deque
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from timely.communication.allocator import Allocator, ThreadAllocator
 from timely.dataflow.progcaster import Progcaster
 from timely.dataflow.subgraph import Subgraph
 from timely.errors import DataflowError, TimelyError
+
+if TYPE_CHECKING:
+    from timely.dataflow.builder import Activator
+    from timely.dataflow.scope import Scope
+    from timely.logging.registry import LoggingRegistry
+    from timely.progress.holds import Holder
 
 _INF = float("inf")
 
@@ -37,13 +45,14 @@ class Timer:
 
     __slots__ = ("started",)
 
-    def __init__(self, started: float):
+    def __init__(self, started: float) -> None:
         self.started = started
 
     def elapsed(self) -> float:
+        """Seconds since the worker started."""
         return _time.perf_counter() - self.started
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Timer(elapsed={self.elapsed():.6f})"
 
 
@@ -54,7 +63,8 @@ class SyncActivator:
 
     __slots__ = ("_queue", "_allocator", "address")
 
-    def __init__(self, queue, allocator, address: tuple):
+    def __init__(self, queue: deque[tuple[int, ...]], allocator: Allocator,
+                 address: tuple[int, ...]) -> None:
         self._queue = queue
         self._allocator = allocator
         self.address = address
@@ -83,8 +93,13 @@ class Worker:
     clock read per step.
     """
 
-    def __init__(self, allocator=None, *, check_progress: bool = False, schedule_seed=None,
-                 progress_mode: str = "demand", stall_warning: float | None = STALL_WARNING):
+    # The dataflow census channel's (pushers, puller); None with one peer, and
+    # then nothing reads it.
+    _census: tuple[list[Any], Any]
+
+    def __init__(self, allocator: Allocator | None = None, *, check_progress: bool = False,
+                 schedule_seed: int | None = None, progress_mode: str = "demand",
+                 stall_warning: float | None = STALL_WARNING) -> None:
         if progress_mode not in ("demand", "eager"):
             raise DataflowError(f"progress_mode must be 'demand' or 'eager', not {progress_mode!r}")
         if stall_warning is not None and not stall_warning > 0:
@@ -92,7 +107,7 @@ class Worker:
                                 f"not {stall_warning!r}")
         self.stall_warning = stall_warning
         self._steps = 0
-        self._watch: dict = {}                  # dataflow -> [changes seen, since, steps then, warned]
+        self._watch: dict[int, list[Any]] = {}                  # dataflow -> [changes seen, since, steps then, warned]
         self._watch_at = (_time.monotonic() + min(1.0, stall_warning / 4)
                           if stall_warning is not None else float("inf"))
         self.progress_mode = progress_mode
@@ -108,25 +123,25 @@ class Worker:
         self.dataflows: dict[int, Subgraph] = {}
         self.scopes: list[Subgraph] = []        # every built scope, for idle checks
         self.active: set[int] = set()
-        self._timers: list = []                 # heap of (monotonic deadline, seq, scope, child index)
+        self._timers: list[tuple[float, int, Subgraph, int]] = []                 # heap of (monotonic deadline, seq, scope, child index)
         self._timer_seq = 0
         self._next_dataflow = 0
         self._next_channel = 0
         self._next_operator = 0
         self._stepping = False
-        self._building_channels = None    # channels of the dataflow being built
-        self._dataflow_channels: dict = {}   # dataflow -> its channels (for drop_dataflow)
+        self._building_channels: list[int] | None = None    # channels of the dataflow being built
+        self._dataflow_channels: dict[int, list[int]] = {}   # dataflow -> its channels (for drop_dataflow)
         self._building = False
         self.started_ns = _time.perf_counter_ns()
-        self.logger = None                      # timely.logging.Logger while something is registered
-        self._logging = None
+        self.logger: Any = None                 # timely.logging.Logger while something is registered
+        self._logging: LoggingRegistry | None = None
         # How many dataflows each peer has built, and whether it has finished
         # (its work returned): a worker holding a dataflow that a finished peer
         # never built waits forever for that peer's share of it.
         self.peer_dataflows = [0] * self.peers
         self._finished_peers: dict[int, int] = {}
         self._fewest_finished: int | None = None
-        self._census = None
+        self._census = None  # type: ignore[assignment]  # made below with more than one peer
         self._census_waiting = False
         if self.peers > 1:
             self._census = self.allocator.allocate(("dataflows",), self._census_arrived)
@@ -159,7 +174,7 @@ class Worker:
     # -- logging ---------------------------------------------------------------
 
     @property
-    def logging(self):
+    def logging(self) -> LoggingRegistry:
         """This worker's log registry (:class:`timely.logging.LoggingRegistry`):
         ``worker.logging.register(callback, kinds=None)``."""
         if self._logging is None:
@@ -226,6 +241,8 @@ class Worker:
 
     def _check_census(self) -> None:
         fewest = self._fewest_finished
+        if fewest is None:          # no peer has finished
+            return
         stuck = [i for i in self.dataflows if i >= fewest]
         if stuck:
             peers = sorted(j for j, n in self._finished_peers.items() if n <= max(stuck))
@@ -238,7 +255,7 @@ class Worker:
     # -- building ------------------------------------------------------------
 
     @contextlib.contextmanager
-    def dataflow(self, name: str = "Dataflow", *, arity: int = 1):
+    def dataflow(self, name: str = "Dataflow", *, arity: int = 1) -> Iterator[Scope]:
         """Builds a dataflow: yields its root scope.
 
         The root scope's timestamps are ints (``arity=1``), or tuples of
@@ -279,7 +296,8 @@ class Worker:
             self.logger.dataflow(subgraph)
         scope = Scope(self, subgraph, parent=None)
         self._building = True
-        self._building_channels = channels = []
+        channels: list[int] = []
+        self._building_channels = channels
         try:
             yield scope
             scope._finish()
@@ -351,6 +369,8 @@ class Worker:
         """Warns once about each dataflow that has applied no progress for
         ``stall_warning`` seconds and ``STALL_STEPS`` steps."""
         limit = self.stall_warning
+        if limit is None:           # the watch is off (it is not called then)
+            return
         self._watch_at = now + min(1.0, limit / 4)
         watch = self._watch
         for identifier, root in self.dataflows.items():
@@ -364,7 +384,7 @@ class Worker:
         for identifier in [i for i in watch if i not in self.dataflows]:
             del watch[identifier]
 
-    def _stall_text(self, root, seconds: float, steps: int) -> str:
+    def _stall_text(self, root: Subgraph, seconds: float, steps: int) -> str:
         if self._census_waiting:
             self._take_census()
         held = self.holds(root.dataflow_id)
@@ -378,7 +398,7 @@ class Worker:
                 f"progress for {seconds:.1f} s over {steps} steps; its frontiers are held "
                 f"back by: {what}")
 
-    def holds(self, dataflow: int | None = None) -> list:
+    def holds(self, dataflow: int | None = None) -> list[Holder]:
         """What holds back the frontiers of ``dataflow`` (default: every
         dataflow), on this worker's view, as
         :class:`~timely.progress.holds.Holder` s in time order: capabilities
@@ -407,7 +427,7 @@ class Worker:
         view = LiveView(self)
         roots = (self.dataflows.values() if dataflow is None
                  else [self.dataflows[dataflow]] if dataflow in self.dataflows else [])
-        out = []
+        out: list[Holder] = []
         for root in roots:
             out.extend(dataflow_holds(view, root))
         return out
@@ -436,7 +456,7 @@ class Worker:
         """What holds the dataflows' frontiers back (see :meth:`holds`), as text."""
         return "; ".join(h.describe() for h in self.holds()) or "no capability is held"
 
-    def step_while(self, condition) -> None:
+    def step_while(self, condition: Callable[[], object]) -> None:
         """Steps while ``condition()`` holds, parking (as :meth:`step_or_park`
         with no timeout) whenever nothing is runnable: a worker waiting for
         its peers, a probe or a delayed activation sleeps on its doorbell and
@@ -544,9 +564,9 @@ class Worker:
 
     # -- the rest of the crate's worker API ------------------------------------
 
-    _sync_activations = None      # a deque of addresses, made by sync_activator_for
+    _sync_activations: deque[tuple[int, ...]] | None = None   # made by sync_activator_for
 
-    def step_or_park_while(self, duration, condition) -> None:
+    def step_or_park_while(self, duration: float | None, condition: Callable[[], object]) -> None:
         """Steps or parks (up to ``duration`` seconds; None: as long as
         needed) while ``condition()`` holds.
 
@@ -571,13 +591,13 @@ class Worker:
         """
         return Timer(self.started_ns / 1e9)
 
-    def _subgraph_at(self, path: tuple):
+    def _subgraph_at(self, path: tuple[int, ...]) -> Subgraph:
         for scope in self.scopes:
             if scope.path == path and not scope.done:
                 return scope
         raise DataflowError(f"worker {self.index}: no live scope at address {path!r}")
 
-    def activator_for(self, address):
+    def activator_for(self, address: Iterable[int]) -> Activator:
         """An activator for the operator at ``address`` (its ``info.address``);
         for this worker's thread."""
         from timely.dataflow.builder import Activator
@@ -585,7 +605,7 @@ class Worker:
         address = tuple(address)
         return Activator(self._subgraph_at(address[:-1]), address[-1])
 
-    def sync_activator_for(self, address) -> SyncActivator:
+    def sync_activator_for(self, address: Iterable[int]) -> SyncActivator:
         """A :class:`SyncActivator` for the operator at ``address``: other
         threads may call ``activate()``; a parked worker wakes.
 
@@ -611,10 +631,8 @@ class Worker:
         >>> timely.execute_directly(work)
         [(0, ['woken'])]
         """
-        import collections
-
         if self._sync_activations is None:
-            self._sync_activations = collections.deque()
+            self._sync_activations = deque()
         # Not looked up now: the scope may still be under construction.
         return SyncActivator(self._sync_activations, self.allocator, tuple(address))
 
@@ -627,7 +645,7 @@ class Worker:
                     scope.activate_child(address[-1])
                     break
 
-    def activate_after(self, scope, index: int, delay: float) -> None:
+    def activate_after(self, scope: Subgraph, index: int, delay: float) -> None:
         """Schedules child ``index`` of ``scope`` (a :class:`Subgraph`) once
         ``delay`` seconds have passed (at once if ``delay <= 0``); a parked
         worker wakes for it. :meth:`Activator.activate_after` calls this."""

@@ -98,7 +98,7 @@ def _propagate_min(seeds, edges, step: int, value: str, on_round=None):
         def forward(b: Batch) -> Batch:
             values = b[value] + step if step else b[value]
             # Only the least proposal per target crosses workers.
-            return Batch(node=b["dst"], **{value: values})
+            return Batch({"node": b["dst"], value: values})
 
         moved.map_batch(forward).connect_loop(handle)
         changes = best.leave()
@@ -131,8 +131,8 @@ def _local_forests(edges, src: str, dst: str):
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
-                parts = pending.pop(cap.time)
+                ready, _ = item
+                parts = pending.pop(ready.time)
                 s = np.concatenate([p[0] for p in parts])
                 d = np.concatenate([p[1] for p in parts])
                 index = KeyIndex(1)
@@ -140,8 +140,8 @@ def _local_forests(edges, src: str, dst: str):
                 keys = index.keys()[0]
                 least = component_minima(ids[:len(s)], ids[len(s):], keys)
                 if len(keys):
-                    out.session(cap).give_container(Batch(src=keys, dst=least))
-                cap.drop()
+                    out.session(ready).give_container(Batch(src=keys, dst=least))
+                ready.drop()
 
         return run
 
@@ -302,14 +302,14 @@ def _rank_step(info, contributions, body, name: str):
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
-                infos, contribs = pending.pop(cap.time)
+                ready, _ = item
+                infos, contribs = pending.pop(ready.time)
                 new = state.add(Batch.concat(infos)) if infos else np.zeros(0, np.int64)
                 got = Batch.concat(contribs) if contribs else None
                 produced = body(state, new, got)
                 if produced is not None and len(produced):
-                    out.session(cap).give_container(produced)
-                cap.drop()
+                    out.session(ready).give_container(produced)
+                ready.drop()
 
         return run
 

@@ -313,9 +313,9 @@ def _encode_container(data, out: bytearray, allow_pickle: bool) -> list:
                         f"cannot write column {name!r} of dtype {column.dtype}: raw buffers "
                         f"are numeric, bool, datetime, fixed-width bytes or str")
                 written = (OBJECT, len(data), [_encode_objects(column, allow_pickle)])
-            kind, rows, bodies = written
+            column_kind, rows, bodies = written
             _check_text(column, f"column {name!r}")
-            write_column_head(kind, rows, [len(memoryview(b)) for b in bodies], out)
+            write_column_head(column_kind, rows, [len(memoryview(b)) for b in bodies], out)
             for body in bodies:
                 parts.append(body)
                 if _pad(len(memoryview(body))):
@@ -361,7 +361,7 @@ def encode_event(event, allow_pickle: bool = False) -> list:
             return [out]
         shape, _ = _time_shape(updates[0][0])
         k = shape or 1
-        flat = []
+        flat: list[int] = []
         for time, diff in updates:
             s, coords = _time_shape(time)
             if s != shape:
@@ -443,7 +443,9 @@ class EventWriter:
     def _frame(self, parts: list) -> None:
         # uint8 arrays as memoryviews: len() is then the byte count, and
         # bytearray += takes them as buffers, not as numpy operands.
-        parts = [memoryview(p) if isinstance(p, np.ndarray) else p for p in parts]
+        # (an ndarray has the buffer protocol; numpy's stubs do not say so)
+        parts = [memoryview(p) if isinstance(p, np.ndarray) else p  # type: ignore[arg-type]
+                 for p in parts]
         length = 0
         crc = 0
         for part in parts:
@@ -724,7 +726,7 @@ def decode_event(payload: np.ndarray, allow_pickle: bool = False, base: int = 0,
     """The event in a frame's ``payload`` (a uint8 array) of a stream of
     format ``version``; ``base`` is the payload's offset in the stream, for
     error messages."""
-    mv = memoryview(payload)
+    mv = memoryview(payload)  # type: ignore[arg-type]  # an ndarray is a buffer
     end = len(mv)
     kind = mv[0]
     if kind == _MESSAGES:

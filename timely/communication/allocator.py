@@ -41,11 +41,15 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
+from typing import Union
 
-from timely.communication import codec
 from timely.errors import ConfigurationError, FrameError
 
 # The channel that carries window credit: a count of bytes.
+# A channel's identifier: an int for a data channel, a tuple naming a
+# system channel (progress of a scope, the dataflow census, credits).
+ChannelId = Union[int, tuple]
+
 CREDIT = ("credit",)
 # Credit owed to an idle peer is sent on its own once this much has gathered
 # (otherwise it rides along with data), so a window must be larger.
@@ -92,7 +96,7 @@ class Allocator:
     peers: int
     logger = None          # a timely.logging.Logger while communication events are logged
 
-    def allocate(self, identifier: int, on_data):  # pragma: no cover - interface
+    def allocate(self, identifier: ChannelId, on_data):  # pragma: no cover - interface
         raise NotImplementedError
 
     def receive(self) -> None:
@@ -183,9 +187,9 @@ class ThreadAllocator(Allocator):
     def __init__(self):
         self.index = 0
         self.peers = 1
-        self.channels: dict[int, deque] = {}
+        self.channels: dict[ChannelId, deque] = {}
 
-    def allocate(self, identifier: int, on_data):
+    def allocate(self, identifier: ChannelId, on_data):
         if identifier in self.channels:
             raise ValueError(f"channel {identifier} allocated twice")
         queue: deque = deque()
@@ -257,11 +261,17 @@ class BatchingAllocator(Allocator):
     """
 
     def __init__(self, index: int, peers: int, window: int | None = None):
+        # The frame codec (and the column serializer under it) loads with the
+        # first allocator that moves frames, not with every import of this module.
+        from timely.communication import codec
+
+        self._encode = codec.encode
+        self._decode = codec.decode
         self.index = index
         self.peers = peers
         self.queues: dict = {}
         self.callbacks: dict = {}
-        self.outboxes = {j: [] for j in range(peers) if j != index}
+        self.outboxes: dict[int, list] = {j: [] for j in range(peers) if j != index}
         self.sources: dict = {}           # logged channels: identifier -> source of each queued message
         self.window = window
         self.in_flight = dict.fromkeys(self.outboxes, 0)   # bytes sent to a peer, not yet credited
@@ -387,7 +397,7 @@ class BatchingAllocator(Allocator):
 
     def deliver_frame(self, frame, source: int = -1) -> None:
         """Delivers the messages of a frame held whole in one buffer."""
-        self.deliver_messages(codec.decode(frame), source, len(frame))
+        self.deliver_messages(self._decode(frame), source, len(frame))
 
     def take_outboxes(self):
         """``(peer, frame parts)`` for every peer with something to send.
@@ -395,19 +405,20 @@ class BatchingAllocator(Allocator):
         credit counts as in flight, whole."""
         owed = self.owed
         in_flight = self.in_flight
+        encode = self._encode
         for j, outbox in self.outboxes.items():
             credit = owed[j]
             if outbox:
                 if credit:
                     outbox.append((CREDIT, credit))
                     owed[j] = 0
-                parts = codec.encode(outbox)
+                parts = encode(outbox)
                 outbox.clear()
                 in_flight[j] += sum(memoryview(p).nbytes for p in parts)
                 yield j, parts
             elif credit >= CREDIT_AT:
                 owed[j] = 0
-                yield j, codec.encode([(CREDIT, credit)])
+                yield j, encode([(CREDIT, credit)])
         if not self._congested and self._over_window():
             self._congested = True
 

@@ -69,7 +69,7 @@ _TAGGED = frozenset((str, int, tuple, bytes, float, type(None), bool, list, dict
 def encode(messages) -> list:
     """The frame for ``[(identifier, message), ...]`` as a list of buffers
     to send back to back (the header first). Column bytes are not copied."""
-    envelope = []
+    envelope: list[tuple] = []     # entries, or compact stand-ins for their data
     columns: list = []        # (type, rows, parts)
     for entry in messages:
         message = entry[1]
@@ -115,7 +115,7 @@ def encode(messages) -> list:
     _PREFIX.pack_into(head, 0, MAGIC, VERSION, 0, header_len, len(columns), len(buffers),
                       len(pickled), 0)
     head += _PAD[:-header_len % 8]
-    body = []
+    body: list[memoryview | bytes] = []
     total = len(head)
     for segment in segments:
         view = memoryview(segment)          # uint8 arrays and raw pickle buffers: bytes

@@ -66,7 +66,9 @@ class RingAllocator(BatchingAllocator):
 
     def __init__(self, index: int, peers: int, writers: dict, readers: dict, bell, peer_bells,
                  *, flag=None, peer_flags=None, window: int | None | object = DEFAULT):
-        super().__init__(index, peers, window_from_env() if window is DEFAULT else window)
+        # past the DEFAULT sentinel, ``window`` is an int or None
+        super().__init__(index, peers,
+                         window_from_env() if window is DEFAULT else window)  # type: ignore[arg-type]
         self.writers = writers
         self.readers = readers
         self.bell = bell
@@ -75,7 +77,7 @@ class RingAllocator(BatchingAllocator):
         self.peer_flags = peer_flags if peer_flags is not None else {}
         self.links: dict = {}
         self.inbox: deque = deque()
-        self.failure = None
+        self.failure: str | None = None
         self.connection_log: list = []    # (peer, state, detail), for logs registered later
 
     def add_links(self, links: dict) -> None:

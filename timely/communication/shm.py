@@ -74,7 +74,7 @@ def sweep_orphans(directory: str = SHM_DIRECTORY) -> list[str]:
     and no process has the pid in it; segments of live processes, of
     processes this user may not signal, and every other file are left alone.
     """
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(directory)
     except OSError:
@@ -149,7 +149,7 @@ class Segment:
     @property
     def buf(self) -> memoryview:
         """The segment's memory, as a writable memoryview."""
-        return self._memory.buf
+        return self._memory.buf  # type: ignore[return-value]  # None only once closed
 
     def close(self) -> None:
         """Unmaps the segment from this process; raises BufferError while a

@@ -69,6 +69,7 @@ import ssl
 import struct
 import threading
 import time
+from typing import overload
 
 from timely.errors import AuthenticationError, FrameError, TimelyError
 
@@ -93,6 +94,12 @@ _INDEX = struct.Struct("<q")
 _GOODBYE = object()                       # queued by Link.goodbye
 
 log = logging.getLogger(__name__)
+
+
+@overload
+def _remaining(deadline: float) -> float: ...
+@overload
+def _remaining(deadline: None) -> None: ...
 
 
 def _remaining(deadline: float | None) -> float | None:
@@ -340,7 +347,8 @@ class TLSSocket:
         while True:
             with self._lock:
                 try:
-                    return self._tls.read(n, view)
+                    # with a buffer, read() returns the count (typeshed says bytes)
+                    return self._tls.read(n, view)  # type: ignore[return-value]
                 except ssl.SSLWantReadError:
                     pass
                 except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
@@ -412,7 +420,7 @@ def tls_from_env() -> TLS | None:
     """TLS from ``TIMELY_TLS_CERT``, ``TIMELY_TLS_KEY`` and ``TIMELY_TLS_CA``,
     or None when none is set (all three are needed when one is)."""
     names = ("TIMELY_TLS_CERT", "TIMELY_TLS_KEY", "TIMELY_TLS_CA")
-    values = [os.environ.get(n) for n in names]
+    values = [os.environ.get(n, "") for n in names]
     if not any(values):
         return None
     missing = [n for n, v in zip(names, values) if not v]
@@ -585,7 +593,7 @@ class _Attempt:
     def __init__(self, sock, deadline: float):
         self.sock = sock                   # the socket to shut down when too slow
         self.deadline = deadline
-        self.session: Session | None = None
+        self.session: Session = None  # type: ignore[assignment]  # set with done, unless error
         self.error: BaseException | None = None
         self.done = threading.Event()
 

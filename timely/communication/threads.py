@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 
-from timely.communication.allocator import Allocator, LocalPusher, Puller
+from timely.communication.allocator import Allocator, ChannelId, LocalPusher, Puller
 from timely.errors import WorkerFailed
 
 
@@ -44,11 +44,11 @@ class ThreadsShared:
         self.peers = peers
         self.lock = threading.Lock()
         self.queues: dict = {}                       # (identifier, receiver) -> deque
-        self.inbox = [deque() for _ in range(peers)]  # identifiers with new data
+        self.inbox: list[deque] = [deque() for _ in range(peers)]  # identifiers with new data
         self.doorbell = [threading.Event() for _ in range(peers)]
-        self.failure = None                          # (index, formatted traceback)
+        self.failure: tuple[int, str] | None = None  # (index, formatted traceback)
 
-    def queue(self, identifier: int, receiver: int) -> deque:
+    def queue(self, identifier: ChannelId, receiver: int) -> deque:
         key = (identifier, receiver)
         q = self.queues.get(key)
         if q is None:
@@ -71,7 +71,7 @@ class _Pusher:
 
     __slots__ = ("queue", "inbox", "bell", "identifier")
 
-    def __init__(self, shared: ThreadsShared, identifier: int, receiver: int):
+    def __init__(self, shared: ThreadsShared, identifier: ChannelId, receiver: int):
         self.queue = shared.queue(identifier, receiver)
         self.inbox = shared.inbox[receiver]
         self.bell = shared.doorbell[receiver]
@@ -96,7 +96,7 @@ class ThreadsAllocator(Allocator):
         self.callbacks: dict = {}
         self.early: set = set()                      # channels with data before allocation
 
-    def allocate(self, identifier: int, on_data):
+    def allocate(self, identifier: ChannelId, on_data):
         if identifier in self.callbacks:
             raise ValueError(f"channel {identifier} allocated twice")
         self.callbacks[identifier] = on_data

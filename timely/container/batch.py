@@ -41,6 +41,7 @@ of received bytes).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -437,7 +438,7 @@ class Batch:
         binary and nested types stay Arrow arrays (:class:`ArrowColumn`)."""
         import pyarrow as pa
 
-        columns = {}
+        columns: dict[str, Any] = {}
         for name, column in zip(record_batch.schema.names, record_batch.columns):
             if hasattr(column, "combine_chunks"):
                 column = column.combine_chunks()

@@ -50,7 +50,8 @@ def route_nullable(keys, peers: int, name: str = "key") -> np.ndarray:
         import pyarrow as pa
 
         if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
-            values = StringColumn.from_arrow(array.fill_null("") if array.null_count else array)
+            values: StringColumn | np.ndarray = StringColumn.from_arrow(
+                array.fill_null("") if array.null_count else array)
         else:
             values = keys.to_numpy()
         valid = (array.is_valid().to_numpy(zero_copy_only=False) if array.null_count
@@ -66,9 +67,9 @@ def route_nullable(keys, peers: int, name: str = "key") -> np.ndarray:
     if valid is None:
         return route(values, peers)
     if type(values) is np.ndarray and values.dtype == object:
-        values = values.copy()
-        values[~valid] = None              # None routes; a filler object might not
-        return route(values, peers)
+        filled = values.copy()
+        filled[~valid] = None              # None routes; a filler object might not
+        return route(filled, peers)
     dest = route(values, peers)
     dest[~valid] = stable_hash(None) % peers
     return dest

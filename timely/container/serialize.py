@@ -87,7 +87,9 @@ class ColumnType:
     def __init__(self, spec: bytes, kind: str, dtype: np.dtype | None, parts: int):
         self.spec = spec
         self.kind = kind
-        self.dtype = dtype            # a raw column's dtype, a string column's offsets'
+        # a raw column's dtype, a string column's offsets'; None only for the
+        # legacy str layout, whose code reads no dtype
+        self.dtype: np.dtype = dtype  # type: ignore[assignment]
         self.parts = parts
         self.head = struct.Struct(f"<B{len(spec)}s{1 + parts}Q")
         self.sizes = struct.Struct(f"<{1 + parts}Q")      # rows, then each part's size
@@ -140,7 +142,8 @@ class ColumnType:
             return _strings(offsets, data, check_utf8)
         if self.kind == ColumnType.LEGACY_UTF8:
             body = np.frombuffer(parts[0], dtype=np.uint8)
-            (count,) = _U64.unpack_from(body, 0)
+            # an ndarray has the buffer protocol; numpy's stubs do not say so
+            (count,) = _U64.unpack_from(body, 0)  # type: ignore[arg-type]
             if count != rows:
                 raise ValueError(f"a str column of {count} rows where {rows} were announced")
             offsets = body[8:8 * (rows + 2)].view("<i8")
@@ -234,6 +237,8 @@ def column_parts(column) -> tuple[ColumnType, int, list] | None:
             return None
         column = strings
         kind = column_type(column)
+        if kind is None:        # a StringColumn always has one
+            return None
     if kind.kind == ColumnType.STRING:
         column = column.compact()
         offsets = column.offsets

@@ -29,6 +29,7 @@ import functools
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 from timely.dataflow.capability import Capability
 from timely.dataflow.channels import Counter, Tee
@@ -38,6 +39,9 @@ from timely.errors import DataflowError
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
 from timely.progress.operate import Operate, SharedProgress
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -56,7 +60,7 @@ def is_internal(site: str) -> bool:
 def user_site() -> str | None:
     """``file:line`` of the innermost caller outside the timely package:
     where the user's program built what is being built (once per operator)."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None:
         if not _internal_file(f.f_code.co_filename):
             return f"{f.f_code.co_filename}:{f.f_lineno}"
@@ -69,11 +73,12 @@ class Activator:
 
     __slots__ = ("_subgraph", "_index")
 
-    def __init__(self, subgraph, index: int):
+    def __init__(self, subgraph: Any, index: int) -> None:
         self._subgraph = subgraph
         self._index = index
 
     def activate(self) -> None:
+        """Schedules the operator at the worker's next step."""
         self._subgraph.activate_child(self._index)
 
     def activate_after(self, delay: float) -> None:
@@ -90,7 +95,15 @@ class OperatorInfo:
 
     __slots__ = ("name", "index", "address", "activator", "worker_index", "peers")
 
-    def __init__(self, name, index, address, activator, worker_index, peers):
+    name: str
+    index: int
+    address: tuple[int, ...]
+    activator: Activator
+    worker_index: int
+    peers: int
+
+    def __init__(self, name: str, index: int, address: tuple[int, ...], activator: Activator,
+                 worker_index: int, peers: int) -> None:
         self.name = name
         self.index = index
         self.address = address
@@ -98,7 +111,7 @@ class OperatorInfo:
         self.worker_index = worker_index
         self.peers = peers
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"OperatorInfo({self.name!r}, address={self.address})"
 
 
@@ -126,8 +139,10 @@ class OperatorCore(Operate):
     def summary(self):
         return self._summary
 
+    # A read-only view where Operate allows a plain attribute: the scope
+    # only reads it.
     @property
-    def watches(self):
+    def watches(self) -> list[bool]:  # type: ignore[override]
         return [f is not None for f in self._frontiers]
 
     def push_frontier(self, port: int, changes) -> None:
@@ -224,12 +239,13 @@ class OperatorBuilder:
         frontier = MutableAntichain(arity=self.arity) if keep else None
         consumed = ChangeBatch(arity=self.arity)
         self._consumeds.append(consumed)
-        summaries: list = []
-        self._input_summaries.append(summaries)
+        summaries_out: list = []           # per output, filled in at build
+        self._input_summaries.append(summaries_out)
         self._frontiers.append(frontier)
         self._notify.append(notify)
-        handle = InputHandle(puller, consumed, self._outputs, summaries, frontier,
-                             self.worker.check_progress, f"{self.name} input {port}")
+        handle: InputHandle[Any] = InputHandle(puller, consumed, self._outputs, summaries_out,
+                                               frontier, self.worker.check_progress,
+                                               f"{self.name} input {port}")
         self._inputs.append(handle)
         return handle
 
@@ -247,8 +263,8 @@ class OperatorBuilder:
         internal = ChangeBatch(arity=self.arity)
         produced = ChangeBatch(arity=self.arity)
         tee = Tee()
-        handle = OutputHandle(port, internal, Counter(tee, produced), self._inputs,
-                              (self.name, self.address, self.site))
+        handle: OutputHandle[Any] = OutputHandle(port, internal, Counter(tee, produced),
+                                                 self._inputs, (self.name, self.address, self.site))
         self._internals.append(internal)
         self._produceds.append(produced)
         self._outputs.append(handle)

@@ -25,18 +25,25 @@ what :meth:`timely.Worker.holds` reports.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from timely.errors import CapabilityError
 from timely.progress.timestamp import less_equal
 
+if TYPE_CHECKING:
+    from types import CodeType
+
+    from timely.dataflow.handles import OutputHandle
+    from timely.dataflow.time import Time
+
 _getframe = sys._getframe
 
 
-def _hold(held: dict, time) -> None:
+def _hold(held: dict[Time, int], time: Time) -> None:
     held[time] = held.get(time, 0) + 1
 
 
-def _release(held: dict, time) -> None:
+def _release(held: dict[Time, int], time: Time) -> None:
     n = held[time] - 1
     if n:
         held[time] = n
@@ -44,7 +51,7 @@ def _release(held: dict, time) -> None:
         del held[time]
 
 
-def _stale(time) -> CapabilityError:
+def _stale(time: Time) -> CapabilityError:
     return CapabilityError(
         f"the capability of a message at {time!r} was used after its message: an "
         "InputCapability is valid only while its message is the current one (until the "
@@ -62,7 +69,8 @@ class Capability:
 
     __slots__ = ("_time", "_out", "_internal", "_live", "_site", "__weakref__")
 
-    def __init__(self, time, out, site=None):
+    def __init__(self, time: Time, out: OutputHandle[Any],
+                 site: tuple[CodeType, int] | None = None) -> None:
         self._time = time
         self._out = out
         self._live = True
@@ -73,7 +81,7 @@ class Capability:
         held[time] = held.get(time, 0) + 1
 
     @property
-    def time(self):
+    def time(self) -> Time:
         """The capability's time."""
         if not self._live:
             raise CapabilityError(f"capability at {self._time!r} was dropped")
@@ -94,7 +102,7 @@ class Capability:
         return f"{site[0].co_filename}:{site[1]}"
 
     @classmethod
-    def _minted(cls, time, out) -> "Capability":
+    def _minted(cls, time: Time, out: OutputHandle[Any]) -> Capability:
         """A capability whose creation is common knowledge and is not counted
         in the output's change batch (every worker's scope starts with it)."""
         cap = cls.__new__(cls)
@@ -110,11 +118,11 @@ class Capability:
         """True until the capability is dropped (or downgraded away by a set)."""
         return self._live
 
-    def _check(self):
+    def _check(self) -> None:
         if not self._live:
             raise CapabilityError(f"capability at {self._time!r} was dropped")
 
-    def delayed(self, time) -> "Capability":
+    def delayed(self, time: Time) -> Capability:
         """A new capability at ``time``, which must be >= this one's time."""
         if not self._live:
             raise CapabilityError(f"capability at {self._time!r} was dropped")
@@ -124,7 +132,7 @@ class Capability:
         f = _getframe(1)
         return Capability(time, self._out, (f.f_code, f.f_lineno))
 
-    def _delay(self, time) -> "Capability":
+    def _delay(self, time: Time) -> Capability:
         """``delayed`` for timely's own operators: the capability's site is
         left to be the operator's (no frame is looked up)."""
         if not self._live:
@@ -134,7 +142,7 @@ class Capability:
                 f"cannot delay a capability at {self._time!r} to {time!r}: not greater or equal")
         return Capability(time, self._out)
 
-    def downgrade(self, time) -> None:
+    def downgrade(self, time: Time) -> None:
         """Moves this capability forward to ``time`` (>= its time)."""
         self._check()
         old = self._time
@@ -169,14 +177,14 @@ class Capability:
         else:
             del held[time]
 
-    def retain(self) -> "Capability":
+    def retain(self) -> Capability:
         """A clone (an extra count at the same time)."""
         if not self._live:
             raise CapabilityError(f"capability at {self._time!r} was dropped")
         f = _getframe(1)
         return Capability(self._time, self._out, (f.f_code, f.f_lineno))
 
-    def __del__(self):
+    def __del__(self) -> None:
         if self._live:
             self._live = False
             try:
@@ -188,11 +196,11 @@ class Capability:
             except Exception:  # interpreter shutdown: nothing is tracked any more
                 pass
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "" if self._live else ", dropped"
         return f"Capability({self._time!r}, output={self._out._port}{state})"
 
-    def try_delayed(self, time) -> "Capability | None":
+    def try_delayed(self, time: Time) -> Capability | None:
         """As :meth:`delayed`, but None (not an error) when ``time`` is not
         at or after this capability's time.
 
@@ -219,7 +227,7 @@ class Capability:
         f = _getframe(1)
         return Capability(time, self._out, (f.f_code, f.f_lineno))
 
-    def try_downgrade(self, time) -> bool:
+    def try_downgrade(self, time: Time) -> bool:
         """As :meth:`downgrade`, but returns False (and leaves the capability
         as it was) when ``time`` is not at or after its time."""
         self._check()
@@ -235,14 +243,15 @@ class InputCapability:
 
     __slots__ = ("_time", "_outputs", "_summaries", "_live")
 
-    def __init__(self, time, outputs, summaries):
+    def __init__(self, time: Time, outputs: list[OutputHandle[Any]],
+                 summaries: list[list[Any]]) -> None:
         self._time = time
         self._outputs = outputs          # per output: its OutputHandle
         self._summaries = summaries      # per output: list of PathSummary (empty: not connected)
         self._live = True
 
     @property
-    def time(self):
+    def time(self) -> Time:
         """The message's time (readable at any moment)."""
         return self._time
 
@@ -255,7 +264,8 @@ class InputCapability:
         sums = self._summaries[port]
         return len(sums) == 1 and sums[0].is_zero()
 
-    def _delayed(self, time, output: int, site) -> Capability:
+    def _delayed(self, time: Time, output: int,
+                 site: tuple[CodeType, int] | None) -> Capability:
         if not self._live:
             raise _stale(self._time)
         if not 0 <= output < len(self._outputs):
@@ -271,13 +281,13 @@ class InputCapability:
             f"cannot make a capability at {time!r} for output {output} from an input "
             f"message at {self._time!r}")
 
-    def delayed(self, time, output: int = 0) -> Capability:
+    def delayed(self, time: Time, output: int = 0) -> Capability:
         """A capability at ``time`` for ``output``; ``time`` must be at or beyond
         the input-to-output summary applied to this message's time."""
         f = _getframe(1)
         return self._delayed(time, output, (f.f_code, f.f_lineno))
 
-    def delayed_for_output(self, time, output: int) -> Capability:
+    def delayed_for_output(self, time: Time, output: int) -> Capability:
         """A capability at ``time`` (at or after this message's time) for output ``output``.
 
         Raises :class:`timely.CapabilityError` if the message is no longer current, ``time``
@@ -301,7 +311,7 @@ class InputCapability:
         f = _getframe(1)
         return self._delayed(self._time, output, (f.f_code, f.f_lineno))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "" if self._live else ", past its message"
         return f"InputCapability({self._time!r}{state})"
 
@@ -314,7 +324,7 @@ class CapabilitySet:
     capabilities at the given frontier.
     """
 
-    def __init__(self, capabilities=()):
+    def __init__(self, capabilities: Iterable[Capability] = ()) -> None:
         self._caps: list[Capability] = []
         for cap in capabilities:
             self.insert(cap)
@@ -340,7 +350,7 @@ class CapabilitySet:
         keep.append(capability)
         self._caps = keep
 
-    def delayed(self, time) -> Capability:
+    def delayed(self, time: Time) -> Capability:
         """A new capability at ``time``, made from a capability in the set at or before it.
 
         Raises :class:`timely.CapabilityError` if no capability in the set is at or before
@@ -351,7 +361,7 @@ class CapabilitySet:
                 return held._delay(time)
         raise CapabilityError(f"no capability in the set is at or before {time!r}")
 
-    def downgrade(self, frontier) -> None:
+    def downgrade(self, frontier: Iterable[Time]) -> None:
         """Replaces the set with capabilities at the times of ``frontier``."""
         new = [self.delayed(t) for t in frontier]
         for held in self._caps:
@@ -360,11 +370,11 @@ class CapabilitySet:
         for cap in new:
             self.insert(cap)
 
-    def first(self):
+    def first(self) -> Capability | None:
         """A capability of the set (the first held), or None when the set is empty."""
         return self._caps[0] if self._caps else None
 
-    def times(self):
+    def times(self) -> list[Time]:
         """The times of the capabilities held, as a list."""
         return [c.time for c in self._caps]
 
@@ -374,20 +384,20 @@ class CapabilitySet:
             held.drop()
         self._caps = []
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._caps)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Capability]:
         return iter(list(self._caps))
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self._caps)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"CapabilitySet({self.times()!r})"
 
     @classmethod
-    def from_elem(cls, capability: Capability) -> "CapabilitySet":
+    def from_elem(cls, capability: Capability) -> CapabilitySet:
         """A set holding ``capability``.
 
         >>> import timely
@@ -407,14 +417,14 @@ class CapabilitySet:
         """
         return cls([capability])
 
-    def try_delayed(self, time) -> "Capability | None":
+    def try_delayed(self, time: Time) -> Capability | None:
         """As :meth:`delayed`, but None when no capability in the set is at or before ``time``."""
         for held in self._caps:
             if less_equal(held.time, time):
                 return held.delayed(time)
         return None
 
-    def try_downgrade(self, frontier) -> bool:
+    def try_downgrade(self, frontier: Iterable[Time]) -> bool:
         """As :meth:`downgrade`, but returns False, leaving the set as it was,
         when some time of ``frontier`` is not at or after a capability in the set."""
         frontier = list(frontier)

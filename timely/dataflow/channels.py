@@ -13,6 +13,7 @@ Exchange routes each record to worker ``stable_hash(key) % peers``
 from __future__ import annotations
 
 from collections import deque
+from typing import Any, Callable, Protocol, Union
 
 import numpy as np
 
@@ -22,7 +23,23 @@ from timely.container.routing import (partition, partition_records, route, route
                                       split_records, stable_hash)
 from timely.errors import RouteError
 
-__all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pipeline", "Tee", "stable_hash"]
+__all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pact", "Pipeline", "Tee",
+           "stable_hash"]
+
+
+class Pact(Protocol):
+    """What an operator input reads through (a parallelization contract):
+    :class:`Pipeline`, :class:`Exchange`, :class:`Broadcast`, or any object
+    whose ``connect`` makes a channel's pusher and puller."""
+
+    def connect(self, worker: Any, identifier: int,
+                on_data: Callable[[], object]) -> tuple[Any, Any]:
+        """Allocates channel ``identifier`` on ``worker``; returns ``(pusher, puller)``."""
+
+
+PactLike = Union[Pact, "type[Pipeline]", "type[Broadcast]"]
+"""A pact, or the class :class:`Pipeline` (or :class:`Broadcast`) itself:
+``timely.Pipeline`` may be passed without parentheses."""
 
 
 def _share(data):

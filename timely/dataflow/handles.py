@@ -11,17 +11,27 @@ replaced by a fresh list, never copied.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, Literal, TypeVar
+
 from timely.communication.allocator import Puller
 from timely.dataflow.capability import Capability, InputCapability, _stale
 from timely.errors import CapabilityError, ProgressError
 from timely.progress.timestamp import less_equal
 
+if TYPE_CHECKING:
+    from timely.container import Batch
+    from timely.dataflow.time import Time
+    from timely.progress.frontier import MutableAntichain
+
+T = TypeVar("T")
+
 # Records buffered by an output before they are pushed as one message.
 BUFFER = 1024
 
 
-class InputHandle:
-    """Reads the messages arriving at one operator input.
+class InputHandle(Generic[T]):
+    """Reads the messages arriving at one operator input (``InputHandle[T]``
+    on a ``Stream[T]``).
 
     ``for cap, data in input:`` yields each message's :class:`InputCapability`
     and its batch; taking a message records it as consumed. The capability is
@@ -34,19 +44,25 @@ class InputHandle:
     __slots__ = ("_puller", "_queue", "_consumed", "_outputs", "_summaries", "frontier", "_check",
                  "_name", "_current")
 
-    def __init__(self, puller, consumed, outputs, summaries, frontier, check: bool, name: str):
+    frontier: MutableAntichain
+
+    def __init__(self, puller: Any, consumed: Any, outputs: list[OutputHandle[Any]],
+                 summaries: list[Any], frontier: MutableAntichain | None, check: bool,
+                 name: str) -> None:
         self._puller = puller
         # A plain puller's deque is read directly (no call per message).
         self._queue = puller.queue if type(puller) is Puller else None
         self._consumed = consumed
         self._outputs = outputs          # the operator's OutputHandles, filled in as they are made
         self._summaries = summaries
-        self.frontier = frontier
+        # None when the operator neither watches nor checks this input's
+        # frontier: its logic does not read it then.
+        self.frontier = frontier  # type: ignore[assignment]
         self._check = check
         self._name = name
-        self._current = None             # the InputCapability of the current message
+        self._current: InputCapability | None = None     # the current message's capability
 
-    def next(self):
+    def next(self) -> tuple[InputCapability, Any] | None:
         """The next ``(capability, data)``, or None when nothing is waiting."""
         current = self._current
         if current is not None:
@@ -64,13 +80,13 @@ class InputHandle:
         cap = self._current = InputCapability(time, self._outputs, self._summaries)
         return cap, data
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[InputCapability, Any]]:
         queue = self._queue
         if not (self._puller if queue is None else queue):
             return iter(())
         return self._messages()
 
-    def _messages(self):
+    def _messages(self) -> Iterator[tuple[InputCapability, Any]]:
         queue = self._queue
         pull = self._puller.pull if queue is None else queue.popleft
         consumed = self._consumed
@@ -104,7 +120,7 @@ class InputHandle:
                 current._live = False
                 self._current = None
 
-    def _take_all(self) -> list:
+    def _take_all(self) -> list[tuple[Time, Any]]:
         """Every waiting message as ``(time, data)``, each recorded as
         consumed, and no capability made: for timely's own operators whose
         logic never sees one (map, filter, concat, feedback, ...)."""
@@ -138,7 +154,7 @@ class InputHandle:
             current._live = False
             self._current = None
 
-    def for_each(self, logic) -> None:
+    def for_each(self, logic: Callable[[InputCapability, Any], object]) -> None:
         """Calls ``logic(capability, data)`` for every waiting message."""
         for cap, data in self:
             logic(cap, data)
@@ -147,7 +163,7 @@ class InputHandle:
         """Messages are waiting."""
         return bool(self._puller)
 
-    def for_each_time(self, logic) -> None:
+    def for_each_time(self, logic: Callable[[InputCapability, list[Any]], object]) -> None:
         """Calls ``logic(capability, batches)`` once per distinct time among
         the waiting messages, in time order, with the list of that time's
         batches (the crate's ``for_each_time``: one output session per time).
@@ -164,7 +180,7 @@ class InputHandle:
         >>> timely.example(build).extract()
         [(0, [7])]
         """
-        staged: dict = {}
+        staged: dict[Time, list[Any]] = {}
         for cap, data in self:
             batches = staged.get(cap.time)
             if batches is None:
@@ -182,23 +198,26 @@ class InputHandle:
                 self._current = None
 
 
-class OutputHandle:
-    """Sends data on one operator output, at times its capabilities allow."""
+class OutputHandle(Generic[T]):
+    """Sends data on one operator output, at times its capabilities allow
+    (``OutputHandle[T]`` makes a ``Stream[T]``)."""
 
     __slots__ = ("_port", "_internal", "_counter", "_buffer", "_time", "_held", "_inputs",
                  "_origin")
 
-    def __init__(self, port: int, internal, counter, inputs=(), origin=("operator", (), None)):
+    def __init__(self, port: int, internal: Any, counter: Any,
+                 inputs: list[InputHandle[Any]] | tuple[()] = (),
+                 origin: tuple[str, tuple[int, ...], str | None] = ("operator", (), None)) -> None:
         self._port = port
         self._internal = internal
         self._counter = counter
-        self._buffer = []
-        self._time = None                # the time of the records in _buffer
-        self._held = {}                  # time -> how many live Capabilities of this output are at it
+        self._buffer: list[T] = []
+        self._time: Time | None = None   # the time of the records in _buffer
+        self._held: dict[Time, int] = {}  # time -> how many live Capabilities of this output are at it
         self._inputs = inputs            # the operator's InputHandles (their current messages)
         self._origin = origin            # (operator name, address, "file:line" it was built at)
 
-    def session(self, capability) -> "Session":
+    def session(self, capability: Capability | InputCapability) -> Session[T]:
         """A session sending at ``capability``'s time.
 
         ``capability`` is a :class:`Capability` of this output, or the
@@ -208,17 +227,20 @@ class OutputHandle:
         time), and raises :class:`~timely.CapabilityError` once the
         capability is dropped or its message is no longer current.
         """
+        # ``kind`` is tested once (this runs per message); mypy does not narrow
+        # the union through it, hence the two ignores below.
         kind = type(capability)
         if kind is Capability:
-            if capability._out is not self:
+            if capability._out is not self:  # type: ignore[union-attr]
                 raise CapabilityError(
-                    f"{capability!r} belongs to output {capability.port}, not to output {self._port}")
+                    f"{capability!r} belongs to output {capability.port}, "  # type: ignore[union-attr]
+                    f"not to output {self._port}")
             if not capability._live:
                 raise CapabilityError(f"cannot send with {capability!r}: it was dropped")
         elif kind is InputCapability:
             if not capability._live:
                 raise _stale(capability._time)
-            if not capability.valid_for_output(self._port):
+            if not capability.valid_for_output(self._port):  # type: ignore[union-attr]
                 raise CapabilityError(
                     f"the message capability at {capability.time!r} is not valid for output "
                     f"{self._port}: retain or delay it for that output first")
@@ -226,7 +248,7 @@ class OutputHandle:
             raise CapabilityError(f"{capability!r} is not a capability")
         return Session(self, capability)
 
-    def _switch(self, capability) -> None:
+    def _switch(self, capability: Capability | InputCapability) -> None:
         """Makes ``capability``'s time the buffer's, after checking it may
         still be used (the slow path of every session call)."""
         if not capability._live:
@@ -245,7 +267,7 @@ class OutputHandle:
             self._buffer = []
             self._counter.push(self._time, buffer)
 
-    def holds(self, time) -> bool:
+    def holds(self, time: Time) -> bool:
         """The operator may send at ``time`` on this output: it holds a
         capability for it at or before ``time``, or an input's current
         message reaches it at or before ``time``."""
@@ -265,7 +287,7 @@ class OutputHandle:
                         return True
         return False
 
-    def give_at(self, time, data) -> None:
+    def give_at(self, time: Time, data: list[T] | Batch) -> None:
         """Sends a batch at ``time``, which the operator must hold (see
         :meth:`holds`); raises :class:`~timely.CapabilityError` if it does
         not. A list is copied, so the caller may reuse it."""
@@ -279,7 +301,7 @@ class OutputHandle:
             data = data.copy()
         self.give_unchecked(time, data)
 
-    def give_unchecked(self, time, data) -> None:
+    def give_unchecked(self, time: Time, data: list[T] | Batch) -> None:
         """Sends a batch at ``time`` without a capability check, and without
         copying it. Only for operators whose structure guarantees the time is
         held (a message's own time on an output its input reaches unchanged,
@@ -297,7 +319,7 @@ class OutputHandle:
         return self._port
 
 
-class Session:
+class Session(Generic[T]):
     """Sends records at one capability's time; obtained from ``output.session(cap)``.
 
     Each call checks that the capability is still usable and that the
@@ -307,15 +329,17 @@ class Session:
 
     __slots__ = ("_out", "_cap")
 
-    def __init__(self, out: OutputHandle, capability):
+    def __init__(self, out: OutputHandle[T], capability: Capability | InputCapability) -> None:
         self._out = out
         self._cap = capability
 
     @property
-    def time(self):
+    def time(self) -> Time:
+        """The time this session sends at."""
         return self._cap._time
 
-    def give(self, record) -> None:
+    def give(self, record: T) -> None:
+        """Sends one record."""
         out = self._out
         cap = self._cap
         if out._time is not cap._time or not cap._live:
@@ -325,7 +349,8 @@ class Session:
         if len(buffer) >= BUFFER:
             out.flush()
 
-    def give_iterator(self, records) -> None:
+    def give_iterator(self, records: Iterable[T]) -> None:
+        """Sends every record of ``records``."""
         out = self._out
         cap = self._cap
         if out._time is not cap._time or not cap._live:
@@ -335,7 +360,7 @@ class Session:
         if len(buffer) >= BUFFER:
             out.flush()
 
-    def give_container(self, data) -> None:
+    def give_container(self, data: list[T] | Batch) -> None:
         """Sends a whole batch as one message. A list is copied (the caller
         may clear or reuse it); a columnar Batch is passed on."""
         if type(data) is list:
@@ -344,7 +369,7 @@ class Session:
 
     give_vec = give_container
 
-    def _give_owned(self, data) -> None:
+    def _give_owned(self, data: list[T] | Batch) -> None:
         """``give_container`` for a batch the operator owns and will not touch
         again (a message it received, a list it just made): not copied."""
         out = self._out
@@ -356,8 +381,8 @@ class Session:
         if data:
             out._counter.push(cap._time, data)
 
-    def __enter__(self):
+    def __enter__(self) -> Session[T]:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False

@@ -4,9 +4,15 @@ still bring data at them, in time order, with requests for one time coalesced.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+
 from timely.dataflow.capability import Capability, InputCapability
 from timely.errors import CapabilityError
 from timely.progress.notificator import Notificator as _Core
+
+if TYPE_CHECKING:
+    from timely.dataflow.time import Time
+    from timely.progress.frontier import Antichain, MutableAntichain
 
 
 class FrontierNotificator:
@@ -17,20 +23,20 @@ class FrontierNotificator:
     the frontiers given to ``next``/``drain``.
     """
 
-    def __init__(self, arity: int | None = None):
+    def __init__(self, arity: int | None = None) -> None:
         # Without an arity, the first requested time fixes it.
         self._core = _Core(arity=arity)
-        self._caps: dict = {}
+        self._caps: dict[Time, Any] = {}      # a Capability, or a _Multi of several
 
     @classmethod
-    def from_capabilities(cls, capabilities) -> "FrontierNotificator":
+    def from_capabilities(cls, capabilities: Iterable[Capability]) -> FrontierNotificator:
         """A notificator with a request at each capability's time (the crate's ``from``)."""
         notificator = cls()
         for cap in capabilities:
             notificator.notify_at(cap)
         return notificator
 
-    def notify_at(self, capability) -> None:
+    def notify_at(self, capability: Capability | InputCapability) -> None:
         """Asks for a notification at ``capability``'s time; the notificator holds the
         capability (an input message's capability is retained) until it yields it back.
         Logarithmic in the pending times.
@@ -51,7 +57,7 @@ class FrontierNotificator:
             self._caps[time] = _Multi.of(held, capability)
         self._core.notify_at(time)
 
-    def next(self, frontiers):
+    def next(self, frontiers: list[MutableAntichain]) -> tuple[Capability, int] | None:
         """The next ``(capability, count)`` whose time no frontier can still reach, or None."""
         item = self._core.next(frontiers)
         if item is None:
@@ -59,18 +65,18 @@ class FrontierNotificator:
         time, count = item
         return self._caps.pop(time), count
 
-    def drain(self, frontiers):
+    def drain(self, frontiers: list[MutableAntichain]) -> list[tuple[Capability, int]]:
         """Every ``(capability, count)`` whose time no frontier in ``frontiers`` can still
         reach, in time order, as a list (as calling :meth:`next` until it returns None).
         """
-        out = []
+        out: list[tuple[Capability, int]] = []
         while True:
             item = self.next(frontiers)
             if item is None:
                 return out
             out.append(item)
 
-    def pending(self):
+    def pending(self) -> list[tuple[Time, int]]:
         """Times requested and not yet delivered, with counts."""
         return self._core.pending()
 
@@ -78,12 +84,13 @@ class FrontierNotificator:
         """True when no notification is pending."""
         return self._core.is_empty()
 
-    def make_available(self, frontiers) -> None:
+    def make_available(self, frontiers: list[MutableAntichain]) -> None:
         """Moves every requested time no frontier can still reach to the
         available ones (``next`` then yields them in time order)."""
         self._core.make_available(frontiers)
 
-    def notify_at_frontiered(self, capability, frontiers) -> None:
+    def notify_at_frontiered(self, capability: Capability | InputCapability,
+                             frontiers: list[MutableAntichain]) -> None:
         """As :meth:`notify_at`; a time that no frontier in ``frontiers`` can
         still reach becomes available at once (``next`` returns it without
         looking at frontiers again). Unlike the crate's, the other pending
@@ -92,7 +99,8 @@ class FrontierNotificator:
         self.notify_at(capability)
         self._core.make_available(frontiers)
 
-    def for_each(self, frontiers, logic) -> None:
+    def for_each(self, frontiers: list[MutableAntichain],
+                 logic: Callable[[Capability, FrontierNotificator], object]) -> None:
         """Calls ``logic(capability, notificator)`` for every time that no
         frontier in ``frontiers`` can still reach, in time order.
 
@@ -120,17 +128,17 @@ class FrontierNotificator:
             logic(item[0], self)
 
 
-class _Multi(list):
+class _Multi(list[Capability]):
     """Capabilities for several outputs requested at one time."""
 
     @classmethod
-    def of(cls, a, b):
+    def of(cls, a: Capability | _Multi, b: Capability) -> _Multi:
         out = cls(a if isinstance(a, _Multi) else [a])
         out.append(b)
         return out
 
     @property
-    def time(self):
+    def time(self) -> Time:
         return self[0].time
 
 
@@ -141,11 +149,11 @@ class Notificator:
     time order; ``notify_at(cap)`` requests one.
     """
 
-    def __init__(self, frontiers, inner: FrontierNotificator):
+    def __init__(self, frontiers: list[MutableAntichain], inner: FrontierNotificator) -> None:
         self._frontiers = frontiers
         self._inner = inner
 
-    def notify_at(self, capability) -> None:
+    def notify_at(self, capability: Capability | InputCapability) -> None:
         """Asks to be notified when ``capability``'s time is complete at every input; the
         notificator holds the capability until then.
 
@@ -153,28 +161,28 @@ class Notificator:
         """
         self._inner.notify_at(capability)
 
-    def next(self):
+    def next(self) -> tuple[Capability, int] | None:
         """The next ``(capability, count)`` whose time is complete at every input, in time
         order, or None.
         """
         return self._inner.next(self._frontiers)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[Capability, int]]:
         while True:
             item = self._inner.next(self._frontiers)
             if item is None:
                 return
             yield item
 
-    def for_each(self, logic) -> None:
+    def for_each(self, logic: Callable[[Capability, int, Notificator], object]) -> None:
         """Calls ``logic(capability, count, notificator)`` for each available notification."""
         for cap, count in self:
             logic(cap, count, self)
 
-    def frontier(self, input_port: int = 0):
+    def frontier(self, input_port: int = 0) -> Antichain:
         """The frontier of input ``input_port`` (an :class:`~timely.progress.Antichain`)."""
         return self._frontiers[input_port].frontier()
 
-    def pending(self):
+    def pending(self) -> list[tuple[Time, int]]:
         """The times asked for and not yet delivered."""
         return self._inner.pending()

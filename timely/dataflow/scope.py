@@ -6,16 +6,33 @@ add one coordinate; ``region()`` opens one with the same timestamps.
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator, TypeVar, overload
 
 from timely.dataflow.time import summary_for
 from timely.errors import SummaryError
 from timely.dataflow.subgraph import Subgraph
 
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from timely.dataflow.builder import Activator, OperatorInfo
+    from timely.dataflow.capability import Capability
+    from timely.dataflow.handles import OutputHandle
+    from timely.dataflow.operators.feedback import LoopHandle
+    from timely.dataflow.operators.flow_controlled import IteratorSourceInput
+    from timely.dataflow.operators.input import InputHandle, UnorderedHandle
+    from timely.dataflow.operators.probe import ProbeHandle
+    from timely.dataflow.stream import Stream
+    from timely.progress.timestamp import PathSummary
+
+T = TypeVar("T")
+
 
 class Scope:
     """A scope under construction: a handle for building operators in it."""
 
-    def __init__(self, worker, subgraph: Subgraph, parent: "Scope | None"):
+    # worker: the timely.Worker building this scope (a layer above: not imported)
+    def __init__(self, worker: Any, subgraph: Subgraph, parent: Scope | None) -> None:
         self.worker = worker
         self._sub = subgraph
         self.parent = parent
@@ -43,29 +60,43 @@ class Scope:
         return self._sub.name
 
     @property
-    def address(self) -> tuple:
+    def address(self) -> tuple[int, ...]:
         """The scope's address: the path of operator indices from the worker's root."""
         return self._sub.path
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Scope({self._sub.name!r}, arity={self.arity})"
 
     # -- inputs --------------------------------------------------------------
 
-    def new_input(self):
-        """An input: returns ``(handle, stream)``; see :class:`~timely.InputHandle`."""
+    @overload
+    def new_input(self) -> tuple[InputHandle[Any], Stream[Any]]: ...
+    @overload
+    def new_input(self, record_type: type[T]) -> tuple[InputHandle[T], Stream[T]]: ...
+
+    def new_input(self, record_type: type[Any] | None = None,
+                  ) -> tuple[InputHandle[Any], Stream[Any]]:
+        """An input: returns ``(handle, stream)``; see :class:`~timely.InputHandle`.
+
+        ``record_type`` is for type checkers only (it is not checked at run
+        time): ``scope.new_input(int)`` is an ``(InputHandle[int],
+        Stream[int])``, so ``handle.send("x")`` or a ``map`` of a function of
+        ``str`` is reported. Without it the pair is ``(InputHandle[Any],
+        Stream[Any])``, unless the names are annotated
+        (``handle: InputHandle[int]``).
+        """
         from timely.dataflow.operators.input import InputHandle
 
-        handle = InputHandle()
+        handle: InputHandle[Any] = InputHandle()
         return handle, self.input_from(handle)
 
-    def input_from(self, handle):
+    def input_from(self, handle: InputHandle[T]) -> Stream[T]:
         """Attaches an unattached :class:`~timely.InputHandle`; returns its stream."""
         from timely.dataflow.operators.input import input_from
 
         return input_from(self, handle)
 
-    def new_unordered_input(self):
+    def new_unordered_input(self) -> tuple[tuple[UnorderedHandle[Any], Capability], Stream[Any]]:
         """An input whose records may be sent at any time the capability allows:
         returns ``((handle, capability), stream)`` as the crate does;
         ``handle.session(cap).give(x)`` or ``handle.activate().session(cap)``.
@@ -98,16 +129,19 @@ class Scope:
             warnings.warn("scope.new_unordered_input() returns ((handle, capability), stream), "
                           "as the Rust crate; unpacking it into three names is deprecated",
                           DeprecationWarning, stacklevel=2)
-            return handle, capability, stream
+            # The deprecated shape, outside the typed API on purpose.
+            return handle, capability, stream  # type: ignore[return-value]
         return (handle, capability), stream
 
-    def to_stream(self, iterable):
+    def to_stream(self, iterable: Iterable[T]) -> Stream[T]:
         """A stream of this worker's records from ``iterable``, all at the minimum time."""
         from timely.dataflow.operators.input import to_stream
 
         return to_stream(self, iterable)
 
-    def source(self, name: str, constructor):
+    def source(self, name: str,
+               constructor: Callable[[Capability, OperatorInfo],
+                                     Callable[[OutputHandle[T]], object]]) -> Stream[T]:
         """An operator with no inputs and one output.
 
         ``constructor(capability, info)`` returns ``logic(output)``; the logic is
@@ -117,13 +151,13 @@ class Scope:
 
         return source(self, name, constructor)
 
-    def concatenate(self, streams):
+    def concatenate(self, streams: Iterable[Stream[T]]) -> Stream[T]:
         """One stream with the records of all ``streams``."""
         from timely.dataflow.operators.core import concatenate
 
         return concatenate(self, list(streams))
 
-    def empty(self):
+    def empty(self) -> Stream[Any]:
         """A stream with no records, complete at once (the crate's ``empty``).
 
         >>> import timely
@@ -134,14 +168,16 @@ class Scope:
 
         return empty(self)
 
-    def iterator_source(self, name: str, input_fn, probe):
+    def iterator_source(self, name: str,
+                        input_fn: Callable[[Any], IteratorSourceInput | None],
+                        probe: ProbeHandle) -> Stream[Any]:
         """A flow-controlled source; see
         :func:`timely.dataflow.operators.flow_controlled.iterator_source`."""
         from timely.dataflow.operators.flow_controlled import iterator_source
 
         return iterator_source(self, name, input_fn, probe)
 
-    def activator_for(self, address):
+    def activator_for(self, address: Iterable[int]) -> Activator:
         """An activator for the operator at ``address`` (``info.address``) in
         this scope or an enclosing one, also while it is being built.
 
@@ -169,21 +205,22 @@ class Scope:
         from timely.dataflow.builder import Activator
 
         address = tuple(address)
-        sub = self._sub
+        sub: Subgraph | None = self._sub
         while sub is not None:
             if sub.path == address[:-1]:
                 return Activator(sub, address[-1])
             sub = sub.parent
         return self.worker.activator_for(address)
 
-    def sync_activator_for(self, address):
+    def sync_activator_for(self, address: Iterable[int]) -> Any:
         """An activator for the operator at ``address`` that other threads may
         use; see :meth:`timely.Worker.sync_activator_for`."""
         return self.worker.sync_activator_for(address)
 
     # -- loops ---------------------------------------------------------------
 
-    def feedback(self, summary):
+    def feedback(self, summary: int | tuple[int, ...] | PathSummary,
+                 ) -> tuple[LoopHandle[Any], Stream[Any]]:
         """A loop: returns ``(handle, stream)``. Records given to ``handle`` (by
         ``stream.connect_loop(handle)``) reappear on ``stream`` with their time
         advanced by ``summary`` (an int increments the innermost coordinate).
@@ -206,7 +243,7 @@ class Scope:
     # -- child scopes --------------------------------------------------------
 
     @contextlib.contextmanager
-    def _child(self, name: str, nested: bool):
+    def _child(self, name: str, nested: bool) -> Iterator[Scope]:
         parent = self._sub
         index = parent.allocate_index()
         arity = parent.arity + 1 if nested else parent.arity
@@ -218,15 +255,15 @@ class Scope:
         child_sub.build()
         parent.add_child(index, child_sub)
 
-    def iterative(self, name: str = "Iterative"):
+    def iterative(self, name: str = "Iterative") -> ContextManager[Scope]:
         """A child scope whose timestamps add a loop counter: ``(outer..., iteration)``."""
         return self._child(name, nested=True)
 
-    def scoped(self, name: str = "Scope"):
+    def scoped(self, name: str = "Scope") -> ContextManager[Scope]:
         """A child scope whose timestamps add one coordinate."""
         return self._child(name, nested=True)
 
-    def region(self, name: str = "Region"):
+    def region(self, name: str = "Region") -> ContextManager[Scope]:
         """A child scope with the same timestamps: groups operators."""
         return self._child(name, nested=False)
 
@@ -234,7 +271,7 @@ class Scope:
         """Called when the scope's block ends."""
 
 
-def _unpacked_into(frame) -> int | None:
+def _unpacked_into(frame: FrameType) -> int | None:
     """How many names the call being made in ``frame`` is unpacked into
     (``a, b, c = f()``), or None when its result is used otherwise."""
     import dis

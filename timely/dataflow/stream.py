@@ -2,63 +2,91 @@
 
 from __future__ import annotations
 
-from timely.dataflow.operators import capture as _capture
-from timely.dataflow.operators import columnar as _columnar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, TypeVar, overload
+
 from timely.dataflow.operators import core as _core
-from timely.dataflow.operators import enterleave as _el
-from timely.dataflow.operators import generic as _generic
 from timely.dataflow.operators import probe as _probe
 
+if TYPE_CHECKING:
+    import numpy as np
 
-class Stream:
+    from timely.container import Batch
+    from timely.dataflow.capability import Capability
+    from timely.dataflow.channels import PactLike, Tee
+    from timely.dataflow.builder import OperatorInfo
+    from timely.dataflow.handles import InputHandle, OutputHandle
+    from timely.dataflow.notificator import Notificator
+    from timely.dataflow.operators.capture import CaptureHandle, EventPusher
+    from timely.dataflow.operators.core import Err, Ok
+    from timely.dataflow.operators.feedback import LoopHandle
+    from timely.dataflow.operators.probe import ProbeHandle
+    from timely.dataflow.operators.vertex import Vertex
+    from timely.dataflow.scope import Scope
+    from timely.dataflow.time import Time
+
+T = TypeVar("T")
+"""The record type of a :class:`Stream` (``Batch`` for a columnar stream)."""
+U = TypeVar("U")
+V = TypeVar("V")
+A = TypeVar("A")
+
+
+class Stream(Generic[T]):
     """A timestamped stream of batches, produced by one operator output.
 
     Every method builds an operator in the stream's scope and returns its
-    output stream (or a handle).
+    output stream (or a handle). ``Stream[T]`` is generic in the type ``T`` of
+    its records, for type checkers only (a columnar stream is a
+    ``Stream[Batch]``): ``stream.map(fn)`` with ``fn: Callable[[T], U]`` is a
+    ``Stream[U]``; operators that pass records on keep ``T``.
     """
 
     __slots__ = ("scope", "source", "_tee")
 
-    def __init__(self, scope, source, tee):
+    scope: Scope
+    source: tuple[int, int]
+
+    def __init__(self, scope: Scope, source: tuple[int, int], tee: Tee) -> None:
         self.scope = scope
         self.source = source
         self._tee = tee
 
-    def connect_to(self, target, pusher) -> None:
+    def connect_to(self, target: tuple[int, int], pusher: Any) -> None:
         """Adds the edge from this stream to ``target`` with the channel's pusher."""
         self.scope._sub.add_edge(self.source, target)
         self._tee.pushers.append(pusher)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Stream(scope={self.scope.name!r}, source={self.source})"
 
     # -- record operators ----------------------------------------------------
 
-    def map(self, fn) -> "Stream":
+    def map(self, fn: Callable[[T], U]) -> Stream[U]:
         """``fn(record)`` for every record."""
         return _core.map_(self, fn)
 
-    def flat_map(self, fn) -> "Stream":
+    def flat_map(self, fn: Callable[[T], Iterable[U]]) -> Stream[U]:
         """Every element of ``fn(record)`` for every record."""
         return _core.flat_map(self, fn)
 
-    def filter(self, pred) -> "Stream":
+    def filter(self, pred: Callable[[T], object]) -> Stream[T]:
         """The records for which ``pred(record)`` is true."""
         return _core.filter_(self, pred)
 
-    def inspect(self, fn) -> "Stream":
+    def inspect(self, fn: Callable[[T], object]) -> Stream[T]:
         """Calls ``fn(record)`` for every record, passing records on."""
         return _core.inspect(self, fn)
 
-    def inspect_time(self, fn) -> "Stream":
+    def inspect_time(self, fn: Callable[[Time, T], object]) -> Stream[T]:
         """Calls ``fn(time, record)`` for every record."""
         return _core.inspect_time(self, fn)
 
-    def inspect_batch(self, fn) -> "Stream":
+    def inspect_batch(self, fn: Callable[[Time, Any], object]) -> Stream[T]:
         """Calls ``fn(time, batch)`` for every batch."""
         return _core.inspect_batch(self, fn)
 
-    def exchange(self, route=None, *, key=None) -> "Stream":
+    def exchange(self, route: Callable[[T], object] | str | None = None, *,
+                 key: int | str | None = None) -> Stream[T]:
         """Sends each record to worker ``stable_hash(k) % peers`` of its key ``k``:
         ``route(record)`` (an int route is used as it is), the field
         ``record[key]`` (``key`` an int), ``record[key]`` of a dict or the
@@ -75,7 +103,7 @@ class Stream:
         """
         return _core.exchange(self, route, key=key)
 
-    def exchange_batch(self, fn) -> "Stream":
+    def exchange_batch(self, fn: Callable[[Any], np.ndarray]) -> Stream[T]:
         """Routes each message's records together: ``fn(records)`` (a list; a
         :class:`~timely.Batch` for a columnar stream) returns a 1-D numpy
         integer array with one *hash* per record, not a worker: record ``i``
@@ -89,66 +117,75 @@ class Stream:
         """
         return _core.exchange(self, batch=fn)
 
-    def broadcast(self) -> "Stream":
+    def broadcast(self) -> Stream[T]:
         """Sends every record to every worker."""
         return _core.broadcast(self)
 
-    def concat(self, other: "Stream") -> "Stream":
+    def concat(self, other: Stream[T]) -> Stream[T]:
         """The records of both streams."""
         return _core.concatenate(self.scope, [self, other])
 
-    def partition(self, parts: int, route) -> list:
+    def partition(self, parts: int, route: Callable[[T], tuple[int, U]]) -> list[Stream[U]]:
         """``parts`` streams; ``route(record)`` gives ``(part, value)``."""
         return _core.partition(self, parts, route)
 
-    def branch(self, condition):
+    def branch(self, condition: Callable[[Time, T], object]) -> tuple[Stream[T], Stream[T]]:
         """``(false_stream, true_stream)`` by ``condition(time, record)``."""
         return _core.branch(self, condition)
 
-    def branch_when(self, condition):
+    def branch_when(self, condition: Callable[[Time], object]) -> tuple[Stream[T], Stream[T]]:
         """``(false_stream, true_stream)`` by ``condition(time)`` per batch."""
         return _core.branch_when(self, condition)
 
-    def ok(self) -> "Stream":
+    def ok(self) -> Stream[Any]:
         """The values of the ``Ok`` records."""
         return _core.ok(self)
 
-    def err(self) -> "Stream":
+    def err(self) -> Stream[Any]:
         """The errors of the ``Err`` records."""
         return _core.err(self)
 
-    def delay(self, fn) -> "Stream":
+    def delay(self, fn: Callable[[T, Time], Time]) -> Stream[T]:
         """Each record moves to time ``fn(record, time)``, released when that time completes."""
         return _core.delay(self, fn)
 
-    def delay_batch(self, fn) -> "Stream":
+    def delay_batch(self, fn: Callable[[Time], Time]) -> Stream[T]:
         """Each batch moves to time ``fn(time)``."""
         return _core.delay_batch(self, fn)
 
-    def reclock(self, clock: "Stream") -> "Stream":
+    def reclock(self, clock: Stream[Any]) -> Stream[T]:
         """Records reported at the times of ``clock``."""
         return _core.reclock(self, clock)
 
-    def accumulate(self, init, logic) -> "Stream":
+    def accumulate(self, init: A, logic: Callable[[A, Any], A]) -> Stream[A]:
         """One value per complete time: ``logic(acc, batch)`` folded from ``init``."""
         return _core.accumulate(self, init, logic)
 
-    def count(self) -> "Stream":
+    def count(self) -> Stream[int]:
         """The number of records per complete time."""
         return _core.count(self)
 
     # -- columnar operators (streams of Batches) -----------------------------
 
-    def map_batch(self, fn) -> "Stream":
+    @overload
+    def map_batch(self, fn: Callable[[Batch], Batch]) -> Stream[Batch]: ...
+    @overload
+    def map_batch(self, fn: Callable[[Any], Any]) -> Stream[Any]: ...
+
+    def map_batch(self, fn: Callable[[Any], Any]) -> Stream[Any]:
         """``fn(batch)`` for every batch, sent at its time (empty results are not sent)."""
+        from timely.dataflow.operators import columnar as _columnar
+
         return _columnar.map_batch(self, fn)
 
-    def filter_batch(self, fn) -> "Stream":
+    def filter_batch(self, fn: Callable[[Batch], Any]) -> Stream[Batch]:
         """The rows of each Batch where the boolean mask ``fn(batch)`` is true."""
+        from timely.dataflow.operators import columnar as _columnar
+
         return _columnar.filter_batch(self, fn)
 
-    def aggregate(self, key, value=None, how=None, *, combine: bool = True,
-                  default=int) -> "Stream":
+    def aggregate(self, key: str | Callable[..., Any], value: Any = None, how: Any = None, *,
+                  combine: bool = True, default: Callable[[], Any] = int) -> Stream[Any]:
         """Two aggregates, told apart by the first argument.
 
         ``aggregate("key", "value", how)`` (a column name first): columnar,
@@ -163,19 +200,26 @@ class Stream:
             from timely.dataflow.operators.aggregation import aggregate
 
             return aggregate(self, key, value, how, default)
+        from timely.dataflow.operators import columnar as _columnar
+
         return _columnar.aggregate(self, key, value, "sum" if how is None else how,
                                    combine=combine)
 
-    def aggregate_batch(self, key: str, value: str | None = None, how="sum", *,
-                        combine: bool = True) -> "Stream":
+    def aggregate_batch(self, key: str, value: str | None = None,
+                        how: str | Iterable[str] = "sum", *,
+                        combine: bool = True) -> Stream[Batch]:
         """Per complete time, one Batch per worker: column ``key`` and one column
         per aggregate in ``how`` (``count``, ``sum``, ``min``, ``max``) of
         ``value``; exchanged by ``key``, so exact at any worker count. See
         :func:`timely.dataflow.operators.columnar.aggregate`."""
+        from timely.dataflow.operators import columnar as _columnar
+
         return _columnar.aggregate(self, key, value, how, combine=combine)
 
-    def join(self, other: "Stream", on=None, *, left_on=None, right_on=None,
-             persist: str | None = None) -> "Stream":
+    def join(self, other: Stream[Any], on: str | Iterable[str] | None = None, *,
+             left_on: str | Iterable[str] | None = None,
+             right_on: str | Iterable[str] | None = None,
+             persist: str | None = None) -> Stream[Batch]:
         """The equi-join of two Batch streams by integer key columns, per
         complete time; ``persist="right"`` keeps ``other``'s rows for every
         later time. See :func:`timely.dataflow.operators.relational.join`."""
@@ -183,14 +227,14 @@ class Stream:
 
         return join(self, other, on, left_on=left_on, right_on=right_on, persist=persist)
 
-    def distinct(self, columns, *, persist: bool = False) -> "Stream":
+    def distinct(self, columns: str | Iterable[str], *, persist: bool = False) -> Stream[Batch]:
         """The distinct rows by integer ``columns``, per complete time. See
         :func:`timely.dataflow.operators.relational.distinct`."""
         from timely.dataflow.operators.relational import distinct
 
         return distinct(self, columns, persist=persist)
 
-    def improve(self, key, value: str, how: str = "min") -> "Stream":
+    def improve(self, key: str | Iterable[str], value: str, how: str = "min") -> Stream[Batch]:
         """Per key, the least (greatest) ``value`` where it improves on every
         value sent before: the state of a fixpoint loop. See
         :func:`timely.dataflow.operators.relational.improve`."""
@@ -200,44 +244,52 @@ class Stream:
 
     # -- scopes and loops ----------------------------------------------------
 
-    def enter(self, scope) -> "Stream":
+    def enter(self, scope: Scope) -> Stream[T]:
         """This stream inside the child ``scope`` (times gain a zero coordinate)."""
+        from timely.dataflow.operators import enterleave as _el
+
         return _el.enter(self, scope)
 
-    def leave(self) -> "Stream":
+    def leave(self) -> Stream[T]:
         """This stream in the parent scope (times lose their last coordinate)."""
+        from timely.dataflow.operators import enterleave as _el
+
         return _el.leave(self)
 
-    def connect_loop(self, handle) -> None:
+    def connect_loop(self, handle: LoopHandle[T]) -> None:
         """Feeds a loop made by ``scope.feedback(summary)``."""
         handle.connect(self)
 
     # -- observing -----------------------------------------------------------
 
-    def probe(self):
+    def probe(self) -> ProbeHandle:
         """A :class:`ProbeHandle` on this stream's frontier."""
         handle = _probe.ProbeHandle()
         _probe.probe_with(self, handle, passthrough=False)
         return handle
 
-    def probe_with(self, handle) -> "Stream":
+    def probe_with(self, handle: ProbeHandle) -> Stream[T]:
         """Adds this stream to ``handle``'s frontier; returns the stream unchanged."""
         return _probe.probe_with(self, handle, passthrough=True)
 
-    def capture(self):
+    def capture(self) -> CaptureHandle[T]:
         """Records the stream's events in this process; ``.extract()`` gives
         ``[(time, sorted records)]``."""
-        handle = _capture.CaptureHandle()
+        from timely.dataflow.operators import capture as _capture
+
+        handle: CaptureHandle[T] = _capture.CaptureHandle()
         _capture.capture_into(self, handle)
         return handle
 
-    def capture_into(self, pusher) -> None:
+    def capture_into(self, pusher: EventPusher) -> None:
         """Pushes every event (``Messages``, ``Progress``) to ``pusher.push``."""
+        from timely.dataflow.operators import capture as _capture
+
         _capture.capture_into(self, pusher)
 
     # -- generic operators ---------------------------------------------------
 
-    def vertex(self, v, *others):
+    def vertex(self, v: Vertex, *others: Stream[Any]) -> Any:
         """Hosts a Naiad-style :class:`~timely.Vertex` on this stream (and ``others``,
         one per further vertex input). Returns its output stream, or a list when
         it has other than one output."""
@@ -246,7 +298,8 @@ class Stream:
         outs = vertex([self, *others], v)
         return outs[0] if len(outs) == 1 else outs
 
-    def sink(self, pact, name: str, logic) -> None:
+    def sink(self, pact: PactLike, name: str,
+             logic: Callable[[InputHandle[T]], object]) -> None:
         """An operator with no outputs: ``logic(input)`` is called whenever the
         input has messages or its frontier changes, and reads them with
         ``for cap, data in input`` and ``input.frontier``.
@@ -255,9 +308,14 @@ class Stream:
         worker each record goes to; ``name`` names the operator in logs and
         errors.
         """
+        from timely.dataflow.operators import generic as _generic
+
         _generic.sink(self, pact, name, logic)
 
-    def unary(self, pact, name: str, constructor) -> "Stream":
+    def unary(self, pact: PactLike, name: str,
+              constructor: Callable[[Capability, OperatorInfo],
+                                    Callable[[InputHandle[T], OutputHandle[U]], object]],
+              ) -> Stream[U]:
         """A new operator with one input and one output.
 
         ``constructor(capability, info)`` is called once, with a capability at
@@ -269,18 +327,27 @@ class Stream:
         Misused capabilities raise :class:`timely.CapabilityError` before
         anything is sent; exceptions from ``logic`` fail the worker.
         """
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.unary(self, pact, name, constructor)
 
-    def unary_frontier(self, pact, name: str, constructor) -> "Stream":
+    def unary_frontier(self, pact: PactLike, name: str,
+                       constructor: Callable[[Capability, OperatorInfo],
+                                             Callable[[InputHandle[T], OutputHandle[U]], object]],
+                       ) -> Stream[U]:
         """As :meth:`unary`, and ``logic(input, output)`` is also called when
         the input's frontier changes, so it can act on complete times: a time
         ``t`` is complete once ``not input.frontier.less_equal(t)``. Keep
         ``cap.retain()`` of a message to send at its time later; a capability
         kept holds back every downstream frontier until it is dropped.
         """
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.unary_frontier(self, pact, name, constructor)
 
-    def unary_notify(self, pact, name: str, init_times, logic) -> "Stream":
+    def unary_notify(self, pact: PactLike, name: str, init_times: Iterable[Time],
+                     logic: Callable[[InputHandle[T], OutputHandle[U], Notificator], object],
+                     ) -> Stream[U]:
         """An operator driven by notifications: ``logic(input, output,
         notificator)``.
 
@@ -293,35 +360,55 @@ class Stream:
         times even when no record arrives). Each notification costs a
         logarithmic-time update of the pending times.
         """
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.unary_notify(self, pact, name, init_times, logic)
 
-    def binary(self, other, pact1, pact2, name: str, constructor) -> "Stream":
+    def binary(self, other: Stream[V], pact1: PactLike, pact2: PactLike, name: str,
+               constructor: Callable[[Capability, OperatorInfo],
+                                     Callable[[InputHandle[T], InputHandle[V], OutputHandle[U]],
+                                              object]],
+               ) -> Stream[U]:
         """``constructor(capability, info)`` returns ``logic(input1, input2, output)``."""
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.binary(self, other, pact1, pact2, name, constructor)
 
-    def binary_frontier(self, other, pact1, pact2, name: str, constructor) -> "Stream":
+    def binary_frontier(self, other: Stream[V], pact1: PactLike, pact2: PactLike, name: str,
+                        constructor: Callable[[Capability, OperatorInfo],
+                                              Callable[[InputHandle[T], InputHandle[V],
+                                                        OutputHandle[U]], object]],
+                        ) -> Stream[U]:
         """As :meth:`binary`, and the logic is also called when either input's frontier
         changes; it reads ``input1.frontier`` and ``input2.frontier`` to act on complete
         times.
         """
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.binary_frontier(self, other, pact1, pact2, name, constructor)
 
-    def binary_notify(self, other, pact1, pact2, name: str, init_times, logic) -> "Stream":
+    def binary_notify(self, other: Stream[V], pact1: PactLike, pact2: PactLike, name: str,
+                      init_times: Iterable[Time],
+                      logic: Callable[[InputHandle[T], InputHandle[V], OutputHandle[U],
+                                       Notificator], object],
+                      ) -> Stream[U]:
         """As :meth:`unary_notify`, with two inputs:
         ``logic(input1, input2, output, notificator)``; a time is delivered
         once it is complete at both inputs."""
+        from timely.dataflow.operators import generic as _generic
+
         return _generic.binary_notify(self, other, pact1, pact2, name, init_times, logic)
 
     # -- the rest of the crate's operators -------------------------------------
 
-    def ok_err(self, logic):
+    def ok_err(self, logic: Callable[[T], Ok | Err]) -> tuple[Stream[Any], Stream[Any]]:
         """``(ok_stream, err_stream)`` by ``logic(record)``, which returns
         ``Ok(x)`` (``x`` to the first) or ``Err(e)`` (``e`` to the second)."""
         from timely.dataflow.operators.result import ok_err
 
         return ok_err(self, logic)
 
-    def map_ok(self, logic) -> "Stream":
+    def map_ok(self, logic: Callable[[Any], Any]) -> Stream[Any]:
         """``Ok(logic(x))`` for each ``Ok(x)``; ``Err`` records unchanged.
 
         >>> import timely
@@ -333,7 +420,7 @@ class Stream:
 
         return map_ok(self, logic)
 
-    def map_err(self, logic) -> "Stream":
+    def map_err(self, logic: Callable[[Any], Any]) -> Stream[Any]:
         """``Err(logic(e))`` for each ``Err(e)``; ``Ok`` records unchanged.
 
         >>> import timely
@@ -345,7 +432,7 @@ class Stream:
 
         return map_err(self, logic)
 
-    def and_then(self, logic) -> "Stream":
+    def and_then(self, logic: Callable[[Any], Ok | Err]) -> Stream[Any]:
         """``logic(x)`` (an ``Ok`` or ``Err``) for each ``Ok(x)``; ``Err`` unchanged.
 
         >>> import timely
@@ -357,7 +444,7 @@ class Stream:
 
         return and_then(self, logic)
 
-    def unwrap_or_else(self, logic) -> "Stream":
+    def unwrap_or_else(self, logic: Callable[[Any], Any]) -> Stream[Any]:
         """``x`` for each ``Ok(x)``, ``logic(e)`` for each ``Err(e)``.
 
         >>> import timely
@@ -369,7 +456,7 @@ class Stream:
 
         return unwrap_or_else(self, logic)
 
-    def delay_total(self, fn) -> "Stream":
+    def delay_total(self, fn: Callable[[T, Time], Time]) -> Stream[T]:
         """For totally ordered times: each record moves to ``fn(record, time)``,
         sent when that time completes.
 
@@ -379,7 +466,7 @@ class Stream:
         """
         return _core.delay_total(self, fn)
 
-    def enter_at(self, scope, initial) -> "Stream":
+    def enter_at(self, scope: Scope, initial: Callable[[T], int]) -> Stream[T]:
         """This stream inside the nested ``scope``, each record entering at
         the inner coordinate ``initial(record)`` instead of 0 (released once
         that inner time is complete).
@@ -394,9 +481,11 @@ class Stream:
         >>> timely.example(build).extract()
         [((0, 0), [0]), ((0, 1), [1]), ((0, 2), [2])]
         """
+        from timely.dataflow.operators import enterleave as _el
+
         return _el.enter_at(self, scope, initial)
 
-    def inspect_core(self, fn) -> "Stream":
+    def inspect_core(self, fn: Callable[[Ok | Err], object]) -> Stream[T]:
         """Calls ``fn(Ok((time, batch)))`` per batch and ``fn(Err(frontier))``
         (the input frontier's elements) whenever the frontier changes.
 
@@ -408,7 +497,7 @@ class Stream:
         """
         return _core.inspect_core(self, fn)
 
-    def concatenate(self, others) -> "Stream":
+    def concatenate(self, others: Iterable[Stream[T]]) -> Stream[T]:
         """The records of this stream and of every stream in ``others``.
 
         >>> import timely
@@ -420,7 +509,8 @@ class Stream:
         """
         return _core.concatenate(self.scope, [self, *others])
 
-    def state_machine(self, fold, route=None, default=int) -> "Stream":
+    def state_machine(self, fold: Callable[..., Any], route: Callable[[Any], object] | None = None,
+                      default: Callable[[], Any] = int) -> Stream[Any]:
         """A state per key of ``(key, value)`` records; see
         :func:`timely.dataflow.operators.aggregation.state_machine`."""
         from timely.dataflow.operators.aggregation import state_machine

@@ -15,8 +15,12 @@ Each time a :class:`Subgraph` is scheduled it
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
 
 from timely.progress.subgraph import SubgraphProgress
+
+if TYPE_CHECKING:
+    from timely.dataflow.progcaster import Progcaster
 
 __all__ = ["Subgraph"]
 
@@ -24,6 +28,9 @@ __all__ = ["Subgraph"]
 class Subgraph(SubgraphProgress):
     """A scope of ``worker``: a dataflow graph of children, scheduled as one
     operator of its parent (or as a dataflow of the worker, at the root)."""
+
+    progcaster: Progcaster     # made by build(); nothing reads it before
+    dataflow_id: int           # at a dataflow's root: its identifier (set by the worker)
 
     def __init__(self, worker, name: str, path: tuple, arity: int, nested: bool,
                  parent: Subgraph | None, index_in_parent: int | None):
@@ -35,13 +42,13 @@ class Subgraph(SubgraphProgress):
         self.heap: list = []
         self.scheduling = False
         self.current = -1
-        self.progcaster = None
+        self.progcaster = None  # type: ignore[assignment]  # made by build()
         self.rng = worker.schedule_rng
         self.eager = worker.progress_mode == "eager" or worker.peers == 1
         self.solo = worker.peers == 1      # progress batches need not travel
-        self.id = None                     # the root's operator identifier (a child's is its state's)
-        self.logged = parent.logged if parent is not None else True
-        self.root = parent.root if parent is not None else self
+        self.id: int | None = None                     # the root's operator identifier (a child's is its state's)
+        self.logged: bool = parent.logged if parent is not None else True
+        self.root: Subgraph = parent.root if parent is not None else self
         self.changes = 0                   # at the root: batches of pointstamp changes applied
 
     # -- building -----------------------------------------------------------
@@ -79,7 +86,8 @@ class Subgraph(SubgraphProgress):
         if self.parent is None:
             self.worker.activate_dataflow(self)
         else:
-            self.parent.activate_child(self.index_in_parent)
+            # a child scope (one with a parent) always has its index there
+            self.parent.activate_child(self.index_in_parent)  # type: ignore[arg-type]
 
     # -- running ------------------------------------------------------------
 

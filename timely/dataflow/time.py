@@ -7,25 +7,41 @@ the last coordinate. Timestamps are ints at arity 1 and tuples otherwise.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Union
+
 from timely.errors import SummaryError
 from timely.progress.timestamp import PathSummary
 
+if TYPE_CHECKING:
+    import datetime
 
-def to_inner(time, outer_arity: int):
+    import numpy as np
+
+Time = Union[int, tuple[int, ...]]
+"""A timestamp: an int at the root of a dataflow, a tuple of ints in a nested scope."""
+
+TimeLike = Union[int, tuple[Union[int, "datetime.datetime", "np.datetime64"], ...],
+                 "datetime.datetime", "np.datetime64"]
+"""What an input accepts as a time: a :data:`Time`, or instants
+(``datetime``, ``numpy.datetime64``) converted by :func:`from_datetime`."""
+
+
+def to_inner(time: Any, outer_arity: int) -> tuple[int, ...]:
     """``time`` of the parent scope as a time of the child (innermost coordinate 0)."""
     if outer_arity == 1:
         return (time, 0)
     return (*time, 0)
 
 
-def to_outer(time):
+def to_outer(time: tuple[int, ...]) -> Time:
     """A child scope's time as its parent's: the last coordinate dropped."""
     if len(time) == 2:
         return time[0]
     return time[:-1]
 
 
-def summary_for(summary, arity: int) -> PathSummary:
+def summary_for(summary: PathSummary | int | tuple[int, ...] | list[int],
+                arity: int) -> PathSummary:
     """A user-given summary at a scope of ``arity``: an int increments the
     innermost coordinate; a tuple gives every coordinate."""
     if isinstance(summary, PathSummary):
@@ -43,14 +59,14 @@ def summary_for(summary, arity: int) -> PathSummary:
     return PathSummary((0,) * (arity - 1) + (summary,))
 
 
-def outer_summary(increments) -> tuple | int:
+def outer_summary(increments: tuple[int, ...]) -> tuple[int, ...] | int:
     """The parent-scope part of a child summary (its last increment dropped)."""
     if len(increments) == 2:
         return increments[0]
     return tuple(increments[:-1])
 
 
-def minimum(arity: int):
+def minimum(arity: int) -> Time:
     return 0 if arity == 1 else (0,) * arity
 
 
@@ -64,7 +80,7 @@ def minimum(arity: int):
 _UNIX_EPOCH = None
 
 
-def from_datetime(value):
+def from_datetime(value: TimeLike) -> Time:
     """``value`` as a timestamp coordinate: nanoseconds since the Unix epoch
     for a ``datetime`` (naive ones are taken as UTC) or a ``numpy.datetime64``
     (any unit); a tuple converts each coordinate; anything else is returned
@@ -88,7 +104,8 @@ def from_datetime(value):
 
     global _UNIX_EPOCH
     if isinstance(value, tuple):
-        return tuple(from_datetime(v) for v in value)
+        # each coordinate converts to an int (a tuple holds no tuples)
+        return tuple(from_datetime(v) for v in value)  # type: ignore[misc]
     if isinstance(value, datetime.datetime):
         if _UNIX_EPOCH is None:
             _UNIX_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -106,14 +123,14 @@ def from_datetime(value):
     return ns
 
 
-def to_datetime64(time):
+def to_datetime64(time: int) -> np.datetime64:
     """A timestamp of nanoseconds since the Unix epoch as ``numpy.datetime64[ns]``."""
     import numpy as np
 
     return np.datetime64(int(time), "ns")
 
 
-def to_datetime(time):
+def to_datetime(time: int) -> datetime.datetime:
     """A timestamp of nanoseconds since the Unix epoch as an aware UTC
     ``datetime`` (whose resolution is a microsecond: nanoseconds are dropped)."""
     import datetime

@@ -245,7 +245,7 @@ def connected_components_columnar(nodes: int, edges, workers: int = 1, method: s
     return labels.tolist()
 
 
-def main(argv=None) -> tuple[list[int], int]:
+def main(argv=None) -> tuple[list[int], int | None]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=10**5, help="nodes (default 10^5)")
     parser.add_argument("--edges", type=int, default=10**5, help="edges (default 10^5)")

@@ -28,7 +28,8 @@ class SetupEvent(NamedTuple):
     """The worker that writes the log: first in every log stream.
     ``origin_unix_ns`` is the wall-clock time of the worker's time zero."""
 
-    index: int
+    # the crate's field name; as a NamedTuple field it hides tuple.index
+    index: int  # type: ignore[assignment]
     peers: int
     origin_unix_ns: int
 

@@ -16,6 +16,7 @@ logged something, and whenever it holds :data:`CAPACITY` events.
 from __future__ import annotations
 
 import time as _time
+from typing import Any
 from collections import deque
 
 from timely.logging import events as ev
@@ -98,7 +99,7 @@ class LoggingRegistry:
         # The new stream starts with the worker's setup and the connections
         # made before the worker existed.
         now = self.logger.now()
-        first = [(now, self.worker.index,
+        first: list[tuple[int, int, Any]] = [(now, self.worker.index,
                   ev.SetupEvent(self.worker.index, self.worker.peers, self.origin_unix_ns))]
         for peer, state, detail in getattr(self.worker.allocator, "connection_log", ()):
             first.append((now, self.worker.index, ev.ConnectionEvent(peer, state, detail)))
@@ -301,7 +302,8 @@ class Logger:
         if not self.on_progress or (owner is not None and not owner.logged):
             return
         sender, seq, _fingerprint, updates = message
-        messages, internal = [], []
+        messages: list = []
+        internal: list = []
         for (is_source, node, port, time), diff in updates:
             (internal if is_source else messages).append((node, port, time, diff))
         addr = owner.path if owner is not None else ()

@@ -63,7 +63,7 @@ class BatchLogger:
         """Ends the logged stream: releases its last capability, so a replay of it completes."""
         if self.time is not None:
             self.pusher.push(Progress([(self.time, -1)]))
-            self.time = None
+            self.time = None  # type: ignore[assignment]  # closed: nothing is logged after
 
 
 class _Feeder:

@@ -20,6 +20,8 @@ this one.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from timely.progress._operate import SharedProgress
 
 __all__ = ["Operate", "SharedProgress"]
@@ -44,8 +46,8 @@ class Operate:
     inputs = 0
     outputs = 0
     local = True
-    notify = ()
-    watches = None
+    notify: Sequence[bool] = ()
+    watches: Sequence[bool] | None = None
     progress: SharedProgress
 
     def summary(self) -> list:

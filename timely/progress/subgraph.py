@@ -30,13 +30,11 @@ to the dataflow layer (:mod:`timely.dataflow.subgraph`), which builds on this.
 
 from __future__ import annotations
 
-import hashlib
-
 from timely.errors import DataflowError
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import Antichain, MutableAntichain
 from timely.progress.operate import Operate, SharedProgress
-from timely.progress.reachability import Builder
+from timely.progress.reachability import Builder, Tracker
 
 __all__ = ["PerOperatorState", "SubgraphProgress"]
 
@@ -73,6 +71,10 @@ class SubgraphProgress(Operate):
 
     local = False
 
+    # Made by build(): None before it, and nothing reads them before it.
+    tracker: Tracker
+    progress: SharedProgress
+
     def __init__(self, name: str, path: tuple, arity: int, nested: bool):
         self.name = name
         self.path = path
@@ -87,11 +89,11 @@ class SubgraphProgress(Operate):
         self.input_messages: list = []     # per scope input: records that entered
         self.input_targets: list = []      # per scope input: child targets it feeds
         self.unconnected_loops: list = []
-        self.tracker = None
+        self.tracker = None  # type: ignore[assignment]  # made by build()
         self.local_pointstamp: dict = {}
         self.final_pointstamp: dict = {}
         self.output_capabilities: list = []
-        self.progress: SharedProgress | None = None   # toward the parent, made at build
+        self.progress = None  # type: ignore[assignment]  # toward the parent, made by build()
         self.incomplete_count = 0
         self.notify = ()
         self._summary = None
@@ -192,6 +194,8 @@ class SubgraphProgress(Operate):
             parts.append((op.name, op.inputs, op.outputs, repr(op.summary()),
                           getattr(op, "fingerprint", "")))
         parts.append(sorted(self.edges))
+        import hashlib          # once per scope built; not on every import
+
         return hashlib.sha1(repr(parts).encode()).hexdigest()
 
     @property

@@ -693,6 +693,7 @@ def foreach_batch(dataflow, schema, sink, workers: int | None = None,
     of another query raises :class:`SparkConfigError` instead of skipping
     batches.
     """
+    frontier: _Transactional | _Applied
     if hasattr(sink, "write") and hasattr(sink, "committed"):
         frontier = _Transactional(sink)
     else:
@@ -713,5 +714,5 @@ def foreach_batch(dataflow, schema, sink, workers: int | None = None,
                          **options)
         frontier.write(sink, result, batch_id, query)
 
-    apply.frontier = frontier
+    apply.frontier = frontier  # type: ignore[attr-defined]  # read by callers and tests
     return apply

@@ -37,9 +37,13 @@ from __future__ import annotations
 import contextlib
 import heapq
 from collections import deque
+from typing import TYPE_CHECKING
 
 from timely.dataflow.channels import Exchange
 from timely.errors import SequencerError
+
+if TYPE_CHECKING:
+    from timely.dataflow.builder import Activator
 
 __all__ = ["Sequencer", "SequencerError"]
 
@@ -56,7 +60,8 @@ class _Shared:
         self.recv: deque = deque()  # released in the agreed order, not yet read
         self.closed = False
         self.clock = 0  # the source's clock must pass every time seen
-        self.activator = None  # the source's
+        # the source's; None until the source is built (push() runs after that)
+        self.activator: Activator = None  # type: ignore[assignment]
 
 
 class Sequencer:

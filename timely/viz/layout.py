@@ -232,11 +232,14 @@ class Layout:
             if ch.source[0] == 0:
                 start = box.input_at(ch.source[1])
             else:
-                start = self.boxes[(*scope, ch.source[0])].output_at(ch.source[1])
+                # a named key: mypy reads a starred tuple inside [] as 3.11 syntax
+                source_key = (*scope, ch.source[0])
+                start = self.boxes[source_key].output_at(ch.source[1])
             if ch.target[0] == 0:
                 end = box.output_at(ch.target[1])
             else:
-                end = self.boxes[(*scope, ch.target[0])].input_at(ch.target[1])
+                target_key = (*scope, ch.target[0])
+                end = self.boxes[target_key].input_at(ch.target[1])
             if ch.loop:
                 y = loop_y
                 loop_y += LOOP_GAP

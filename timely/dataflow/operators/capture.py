@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Union
+from typing import TYPE_CHECKING, Any, Generic, Iterable, Iterator, NamedTuple, Protocol, TypeVar, Union, overload
 
 from timely.container import Batch
 from timely.dataflow.channels import Pipeline
@@ -10,23 +10,39 @@ from timely.dataflow.handles import InputHandle
 from timely.dataflow.time import minimum
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
-from timely.progress.operate import Operate
+from timely.progress.operate import Operate, SharedProgress
+
+if TYPE_CHECKING:
+    from timely.dataflow.stream import Stream
+    from timely.dataflow.time import Time
+    from timely.progress.frontier import Antichain
+
+T = TypeVar("T")
 
 
 class Progress(NamedTuple):
     """Changes ``[(time, diff), ...]`` to the captured stream's frontier."""
 
-    updates: list
+    updates: list[tuple[Time, int]]
 
 
 class Messages(NamedTuple):
     """A batch of records seen at ``time``."""
 
-    time: object
-    data: list
+    time: Time
+    data: list[Any]       # or a columnar Batch
 
 
 Event = Union[Progress, Messages]
+
+
+class EventPusher(Protocol):
+    """What ``capture_into`` pushes events to: anything with ``push(event)``
+    (a :class:`CaptureHandle`, an :class:`~timely.capture.EventWriter`, a
+    list's ``append`` wrapped in an object)."""
+
+    def push(self, event: Event, /) -> Any:
+        """Takes one event (``Messages`` or ``Progress``)."""
 
 
 class CaptureOperator(Operate):
@@ -44,7 +60,8 @@ class CaptureOperator(Operate):
     local = True
     notify = (True,)
 
-    def __init__(self, pusher, handle: InputHandle, arity: int, progress):
+    def __init__(self, pusher: EventPusher, handle: InputHandle[Any], arity: int,
+                 progress: SharedProgress) -> None:
         self.progress = progress
         self.pusher = pusher
         self._flush = getattr(pusher, "flush", None)
@@ -54,10 +71,10 @@ class CaptureOperator(Operate):
         # minimum time; replayers rely on this and need not block.
         self.changes.update(minimum(arity), -1)
 
-    def summary(self):
+    def summary(self) -> list[list[Any]]:
         return [[]]
 
-    def push_frontier(self, port: int, changes) -> None:
+    def push_frontier(self, port: int, changes: Iterable[tuple[Time, int]]) -> None:
         self.changes.extend(changes)
         self.input.frontier.update_iter(changes)
 
@@ -78,11 +95,11 @@ class CaptureOperator(Operate):
     def shut_down(self) -> None:
         if self._flush is not None:
             self._flush()
-        self.pusher = None
+        self.pusher = None  # type: ignore[assignment]  # shut down: never scheduled again
         self._flush = None
 
 
-def capture_into(stream, pusher) -> None:
+def capture_into(stream: Stream[Any], pusher: EventPusher) -> None:
     """Records every event ``stream`` sees into ``pusher.push``: ``Messages``
     for each batch as it arrives and ``Progress`` for each change of the
     stream's frontier, the first retracting the one capability at the minimum
@@ -96,19 +113,26 @@ def capture_into(stream, pusher) -> None:
     b.build_raw(CaptureOperator(pusher, handle, b.arity, b.shared_progress))
 
 
-class CaptureHandle:
-    """The events a ``capture()`` recorded, in process."""
+class CaptureHandle(Generic[T]):
+    """The events a ``capture()`` recorded, in process (``CaptureHandle[T]``
+    for a ``Stream[T]``)."""
 
-    def __init__(self):
-        self.events: list = []
+    def __init__(self) -> None:
+        self.events: list[Event] = []
 
-    def push(self, event) -> None:
+    def push(self, event: Event) -> None:
+        """Records one event."""
         self.events.append(event)
 
-    def extract(self):
+    @overload
+    def extract(self: CaptureHandle[Batch]) -> list[tuple[Time, list[tuple[Any, ...]]]]: ...
+    @overload
+    def extract(self) -> list[tuple[Time, list[T]]]: ...
+
+    def extract(self) -> list[tuple[Time, list[Any]]]:
         """``[(time, sorted records), ...]`` in time order, merging batches of one
         time; the rows of a columnar batch become tuples."""
-        by_time: dict = {}
+        by_time: dict[Time, list[Any]] = {}
         for event in self.events:
             if type(event) is Messages:
                 data = event.data
@@ -117,12 +141,12 @@ class CaptureHandle:
                 by_time.setdefault(event.time, []).extend(data)
         return [(t, sorted(by_time[t], key=_sort_key)) for t in sorted(by_time, key=_time_key)]
 
-    def frontier(self):
+    def frontier(self) -> Antichain:
         """The captured stream's frontier after the events seen so far."""
         m = None
         for event in self.events:
             if m is None:
-                time = event.time if type(event) is Messages else (
+                time = event.time if isinstance(event, Messages) else (
                     event.updates[0][0] if event.updates else None)
                 if time is None:
                     continue
@@ -136,13 +160,13 @@ class CaptureHandle:
             return Antichain([0])
         return m.frontier()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Event]:
         return iter(self.events)
 
 
-def _time_key(t):
+def _time_key(t: Time) -> tuple[int, ...]:
     return (t,) if isinstance(t, int) else t
 
 
-def _sort_key(x):
+def _sort_key(x: Any) -> tuple[str, Any]:
     return (type(x).__name__, x) if not isinstance(x, (int, float)) else ("", x)

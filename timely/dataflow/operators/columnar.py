@@ -211,11 +211,11 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
-                keys, columns = groups.pop(cap.time).result()
-                out.session(cap).give_container(
+                ready, _ = item
+                keys, columns = groups.pop(ready.time).result()
+                out.session(ready).give_container(
                     Batch.from_columns({key: keys, **columns}, len(keys)))
-                cap.drop()
+                ready.drop()
 
         return run
 

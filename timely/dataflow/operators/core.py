@@ -141,7 +141,7 @@ def partition(stream, parts: int, route):
 
         def run(frontiers):
             for cap, data in inp:
-                buckets = [[] for _ in range(parts)]
+                buckets: list[list] = [[] for _ in range(parts)]
                 for record in data:
                     part, value = route(record)
                     buckets[part].append(value)
@@ -183,7 +183,8 @@ def branch(stream, condition):
     stream, true to the second."""
 
     def split(t, data):
-        no, yes = [], []
+        no: list = []
+        yes: list = []
         for record in data:
             (yes if condition(t, record) else no).append(record)
         return no, yes
@@ -293,11 +294,11 @@ def _stash_and_release(stream, name: str, assign):
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
-                records = stash.pop(cap.time, None)
+                ready, _ = item
+                records = stash.pop(ready.time, None)
                 if records:
-                    out.session(cap)._give_owned(records)
-                cap.drop()
+                    out.session(ready)._give_owned(records)
+                ready.drop()
 
         return run
 
@@ -345,17 +346,17 @@ def reclock(stream, clock):
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
+                ready, _ = item
                 keep = []
                 session = None
                 for t, data in stash:
-                    if less_equal(t, cap.time):
-                        session = session or out.session(cap)
+                    if less_equal(t, ready.time):
+                        session = session or out.session(ready)
                         session._give_owned(data)
                     else:
                         keep.append((t, data))
                 stash[:] = keep
-                cap.drop()
+                ready.drop()
 
         return run
 
@@ -386,9 +387,9 @@ def accumulate(stream, init, logic):
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
-                out.session(cap).give(state.pop(cap.time))
-                cap.drop()
+                ready, _ = item
+                out.session(ready).give(state.pop(ready.time))
+                ready.drop()
 
         return run
 

@@ -2,25 +2,45 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
+
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.errors import DataflowError
 
+if TYPE_CHECKING:
+    from timely.dataflow.builder import OperatorInfo
+    from timely.dataflow.capability import Capability
+    from timely.progress.frontier import MutableAntichain
 
-class LoopHandle:
-    """The end of a loop; ``stream.connect_loop(handle)`` feeds it."""
+    Frontiers = list[MutableAntichain]
+    from timely.dataflow.handles import OutputHandle
+    from timely.dataflow.scope import Scope
+    from timely.dataflow.stream import Stream
+    from timely.progress.timestamp import PathSummary
 
-    def __init__(self, builder: OperatorBuilder, summary, name: str):
+T = TypeVar("T")
+
+
+class LoopHandle(Generic[T]):
+    """The end of a loop; ``stream.connect_loop(handle)`` feeds it
+    (``LoopHandle[T]`` with its ``Stream[T]``)."""
+
+    def __init__(self, builder: OperatorBuilder, summary: PathSummary, name: str,
+                 output: OutputHandle[T]) -> None:
         self._builder = builder
         self._summary = summary
         self._name = name
         self._connected = False
+        self._output = output
 
     @property
-    def summary(self):
+    def summary(self) -> PathSummary:
+        """The path summary records gain around the loop."""
         return self._summary
 
-    def connect(self, stream) -> None:
+    def connect(self, stream: Stream[T]) -> None:
+        """Feeds the loop from ``stream`` (``stream.connect_loop(handle)``)."""
         if self._connected:
             raise DataflowError(f"{self._name} is already connected")
         b = self._builder
@@ -33,30 +53,29 @@ class LoopHandle:
         inp = b.new_input(stream, Pipeline(), connection={0: [summary]}, notify=False)
         out = self._output
 
-        def build(caps, info):
+        def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], None]:
             caps.clear()
 
-            def run(frontiers):
+            def run(frontiers: Frontiers) -> None:
                 # The input reaches the output through `summary`: the time it
                 # gives is held while the message is current.
                 results_in = summary.results_in
                 give = out.give_unchecked
                 for time, data in inp._take_all():
-                    time = results_in(time)
-                    if time is None:
+                    advanced = results_in(time)
+                    if advanced is None:
                         continue   # the loop counter would overflow: the records leave
-                    give(time, data)
+                    give(advanced, data)
 
             return run
 
         b.build(build)
 
 
-def feedback(scope, summary):
+def feedback(scope: Scope, summary: PathSummary) -> tuple[LoopHandle[Any], Stream[Any]]:
     b = OperatorBuilder("Feedback", scope)
     out, stream = b.new_output()
     name = f"Feedback(operator {b.index}, summary {summary.increments!r})"
-    handle = LoopHandle(b, summary, name)
-    handle._output = out
+    handle: LoopHandle[Any] = LoopHandle(b, summary, name, out)
     scope._sub.unconnected_loops.append(name)
     return handle, stream

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, TypeVar
+
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.capability import Capability
@@ -10,9 +12,23 @@ from timely.dataflow.time import from_datetime, minimum
 from timely.errors import CapabilityError, DataflowError
 from timely.progress.timestamp import less_equal, validate
 
+if TYPE_CHECKING:
+    from timely.dataflow.builder import OperatorInfo
+    from timely.progress.frontier import MutableAntichain
 
-class InputHandle:
-    """Feeds one input operator (per worker).
+    Frontiers = list[MutableAntichain]
+    from timely.dataflow.builder import Activator
+    from timely.dataflow.handles import OutputHandle
+    from timely.dataflow.scope import Scope
+    from timely.dataflow.stream import Stream
+    from timely.dataflow.time import Time, TimeLike
+
+T = TypeVar("T")
+
+
+class InputHandle(Generic[T]):
+    """Feeds one input operator (per worker): ``InputHandle[T]`` sends
+    records of type ``T`` (``Batch`` for a columnar input).
 
     ``send(record)`` / ``send_batch(records)`` introduce records at the
     handle's current ``time``; ``advance_to(t)`` promises no more records
@@ -34,18 +50,24 @@ class InputHandle:
     [(0, [1]), (1, [2]), (2, [3])]
     """
 
-    def __init__(self):
-        self._output = None
-        self._cap = None
-        self._activator = None
-        self._buffer: list = []
-        self._time = 0
-        self._arity = None
-        self._closed = False
-        self._await_window = None
+    # None until ``_attach``; ``_check()`` (or a test of ``_output``) guards
+    # every use, so they are typed as attached, without a check per message.
+    _output: OutputHandle[T]
+    _cap: Capability
+    _activator: Activator
 
-    def _attach(self, output, capability: Capability, activator, arity: int,
-                await_window=None) -> None:
+    def __init__(self) -> None:
+        self._output = None  # type: ignore[assignment]  # not attached yet (see above)
+        self._cap = None  # type: ignore[assignment]
+        self._activator = None  # type: ignore[assignment]
+        self._buffer: list[T] = []
+        self._time: Time = 0
+        self._arity: int | None = None
+        self._closed = False
+        self._await_window: Callable[[], object] | None = None
+
+    def _attach(self, output: OutputHandle[T], capability: Capability, activator: Activator,
+                arity: int, await_window: Callable[[], object] | None = None) -> None:
         if self._output is not None:
             raise DataflowError("this InputHandle already feeds an input")
         self._await_window = await_window
@@ -62,11 +84,11 @@ class InputHandle:
             raise CapabilityError("this InputHandle was closed")
 
     @property
-    def time(self):
+    def time(self) -> Time:
         """The time at which sent records enter."""
         return self._time
 
-    def send(self, record) -> None:
+    def send(self, record: T) -> None:
         """Sends ``record`` at the handle's current time. Records are buffered and sent in
         batches; amortized constant time.
 
@@ -78,7 +100,7 @@ class InputHandle:
         if len(self._buffer) >= BUFFER:
             self.flush()
 
-    def send_batch(self, records) -> None:
+    def send_batch(self, records: Iterable[T] | Batch) -> None:
         """Sends a whole batch as one message. A list is copied (one pointer
         per record), so the caller may clear or reuse it at once; a columnar
         :class:`~timely.Batch` is immutable and is handed over as it is."""
@@ -100,7 +122,7 @@ class InputHandle:
             self._buffer = []
             self._give(buffer)
 
-    def _give(self, records) -> None:
+    def _give(self, records: list[T] | Batch) -> None:
         # Waits for the send window first, so a sender is out at most a
         # window and this one message.
         if self._await_window is not None:
@@ -108,7 +130,7 @@ class InputHandle:
         self._output.session(self._cap)._give_owned(records)
         self._activator.activate()
 
-    def advance_to(self, time) -> None:
+    def advance_to(self, time: TimeLike) -> None:
         """No more records before ``time``; ``time`` must not be earlier than ``self.time``.
 
         A ``datetime`` or ``numpy.datetime64`` (or a tuple holding them) is
@@ -131,14 +153,14 @@ class InputHandle:
         [('2024-05-01T12:00:00.000000000', ['noon'])]
         """
         self._check()
-        time = validate(from_datetime(time), self._arity)
-        if not less_equal(self._time, time):
-            raise CapabilityError(f"cannot advance input from {self._time!r} back to {time!r}")
+        new = validate(from_datetime(time), self._arity)
+        if not less_equal(self._time, new):
+            raise CapabilityError(f"cannot advance input from {self._time!r} back to {new!r}")
         self.flush()
-        if time != self._time:
+        if new != self._time:
             self._output.flush()
-            self._cap.downgrade(time)
-            self._time = time
+            self._cap.downgrade(new)
+            self._time = new
             self._activator.activate()
 
     def close(self) -> None:
@@ -157,7 +179,7 @@ class InputHandle:
         """True once :meth:`close` was called."""
         return self._closed
 
-    def __del__(self):
+    def __del__(self) -> None:
         if not self._closed and self._output is not None:
             try:
                 self.close()
@@ -165,11 +187,11 @@ class InputHandle:
                 pass
 
 
-def input_from(scope, handle: InputHandle):
+def input_from(scope: Scope, handle: InputHandle[T]) -> Stream[T]:
     b = OperatorBuilder("Input", scope)
     out, stream = b.new_output()
 
-    def build(caps, info):
+    def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], object]:
         handle._attach(out, caps[0], info.activator, b.arity, scope.worker.await_window)
         caps.clear()
         return lambda frontiers: False
@@ -178,7 +200,7 @@ def input_from(scope, handle: InputHandle):
     return stream
 
 
-class UnorderedHandle:
+class UnorderedHandle(Generic[T]):
     """Sends records at any time a capability of its input allows.
 
     ``handle.session(cap).give(x)`` sends and schedules the input operator;
@@ -186,32 +208,35 @@ class UnorderedHandle:
     handle, so ``handle.activate().session(cap)`` reads as in Rust.
     """
 
-    def __init__(self, output, activator):
+    def __init__(self, output: OutputHandle[T], activator: Activator) -> None:
         self._output = output
         self._activator = activator
 
-    def session(self, capability) -> Session:
+    def session(self, capability: Capability) -> Session[T]:
+        """A session sending at ``capability``'s time; schedules the input operator."""
         session = self._output.session(capability)
         self._activator.activate()
         return session
 
-    def activate(self) -> "UnorderedHandle":
+    def activate(self) -> UnorderedHandle[T]:
         """Schedules the input operator; returns this handle."""
         self._activator.activate()
         return self
 
     def flush(self) -> None:
+        """Pushes buffered records and schedules the input operator."""
         self._output.flush()
         self._activator.activate()
 
 
-def new_unordered_input(scope):
+def new_unordered_input(scope: Scope) -> tuple[tuple[UnorderedHandle[Any], Capability],
+                                               Stream[Any]]:
     """``((handle, capability), stream)``, as the crate's ``new_unordered_input``."""
     b = OperatorBuilder("UnorderedInput", scope)
     out, stream = b.new_output()
-    holder = {}
+    holder: dict[str, Any] = {}
 
-    def build(caps, info):
+    def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], object]:
         holder["handle"] = UnorderedHandle(out, info.activator)
         holder["cap"] = caps[0]
         caps.clear()
@@ -226,7 +251,7 @@ def new_unordered_input(scope):
 TO_STREAM_CHUNK = 256 * BUFFER
 
 
-def to_stream(scope, iterable):
+def to_stream(scope: Scope, iterable: Iterable[T]) -> Stream[T]:
     """The records of ``iterable``, at the minimum time, read a chunk per
     scheduling (so an unbounded or slow iterator does not starve the rest of
     the dataflow); the capability is dropped when it is exhausted."""
@@ -235,13 +260,13 @@ def to_stream(scope, iterable):
     b = OperatorBuilder("ToStream", scope)
     out, stream = b.new_output()
 
-    def build(caps, info):
+    def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], object]:
         cap = [caps[0]]
         caps.clear()
         records = iter(iterable)
         activate = info.activator.activate
 
-        def run(frontiers):
+        def run(frontiers: Frontiers) -> None:
             if cap:
                 chunk = list(itertools.islice(records, TO_STREAM_CHUNK))
                 if chunk:

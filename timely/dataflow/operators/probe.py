@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.dataflow.time import minimum
 from timely.progress.frontier import MutableAntichain
+
+if TYPE_CHECKING:
+    from timely.dataflow.builder import OperatorInfo
+    from timely.dataflow.capability import Capability
+
+    Frontiers = list[MutableAntichain]
+    from timely.dataflow.stream import Stream
+    from timely.dataflow.time import Time
+    from timely.progress.frontier import Antichain
+
+R = TypeVar("R")
 
 
 class ProbeHandle:
@@ -15,22 +28,22 @@ class ProbeHandle:
     ``done()``: nothing more will arrive.
     """
 
-    def __init__(self):
-        self._frontier = None
+    def __init__(self) -> None:
+        self._frontier: MutableAntichain | None = None
 
     def _ensure(self, arity: int) -> MutableAntichain:
         if self._frontier is None:
             self._frontier = MutableAntichain(arity=arity)
         return self._frontier
 
-    def less_than(self, time) -> bool:
+    def less_than(self, time: Time) -> bool:
         """True while some time strictly before ``time`` may still arrive at the probe: the
         usual test of a driver loop, ``worker.step_while(lambda:
         probe.less_than(handle.time))``.
         """
         return self._frontier is not None and self._frontier.less_than(time)
 
-    def less_equal(self, time) -> bool:
+    def less_equal(self, time: Time) -> bool:
         """True while some time at or before ``time`` may still arrive at the probe."""
         return self._frontier is not None and self._frontier.less_equal(time)
 
@@ -38,21 +51,21 @@ class ProbeHandle:
         """True when the probed streams are complete: no time can still arrive."""
         return self._frontier is None or self._frontier.is_empty()
 
-    def frontier(self):
+    def frontier(self) -> Antichain:
         """The probed streams' frontier, as an :class:`~timely.progress.Antichain` (a copy)."""
         from timely.progress.frontier import Antichain
 
         return self._frontier.frontier() if self._frontier is not None else Antichain()
 
-    def with_frontier(self, fn):
+    def with_frontier(self, fn: Callable[[Antichain], R]) -> R:
         """``fn(frontier)`` for the current frontier; returns what ``fn`` returns."""
         return fn(self.frontier())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ProbeHandle({self.frontier().elements()!r})"
 
 
-def probe_with(stream, handle: ProbeHandle, passthrough: bool):
+def probe_with(stream: Stream[Any], handle: ProbeHandle, passthrough: bool) -> Any:
     b = OperatorBuilder("Probe", stream.scope)
     inp = b.new_input(stream, Pipeline())
     out, result = b.new_output() if passthrough else (None, None)
@@ -61,11 +74,11 @@ def probe_with(stream, handle: ProbeHandle, passthrough: bool):
     # Until the probe first runs, the handle counts the minimum time.
     shared.update(low, 1)
 
-    def build(caps, info):
+    def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], object]:
         caps.clear()
         seen = [low]
 
-        def run(frontiers):
+        def run(frontiers: Frontiers) -> None:
             for cap, data in inp:
                 if out is not None:
                     out.give_unchecked(cap.time, data)     # identity: the message's own time

@@ -194,8 +194,8 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap, _ = item
-                t = cap.time
+                ready, _ = item
+                t = ready.time
                 lrows, rrows = lefts.take(t), rights.take(t)
                 parts = []
                 if persist is None:
@@ -218,9 +218,9 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
                                 parts.append(combine(built.batch, other, ki, oi) if build_left
                                              else combine(other, built.batch, oi, ki))
                 if parts:
-                    out.session(cap).give_container(
+                    out.session(ready).give_container(
                         parts[0] if len(parts) == 1 else Batch.concat(parts))
-                cap.drop()
+                ready.drop()
 
         return run
 
@@ -292,7 +292,7 @@ def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve")
         notificator = FrontierNotificator(b.arity)
         pending = _Pending(notificator)
         index = KeyIndex(len(names))
-        state = [None]
+        state: list[np.ndarray | None] = [None]
 
         def run(frontiers):
             for cap, rows in pending.complete(inp, frontiers, "improve"):

@@ -41,11 +41,16 @@ The Select and Count vertices of the Naiad model:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.errors import CapabilityError
 from timely.progress.notificator import Notificator as _Core
 from timely.progress.timestamp import less_equal
+
+if TYPE_CHECKING:
+    from timely.dataflow.channels import PactLike
 
 
 class Vertex:
@@ -57,11 +62,11 @@ class Vertex:
 
     inputs = 1
     outputs = 1
-    pacts = None
-    name = None
+    pacts: list[PactLike] | None = None
+    name: str | None = None
 
-    # Bound by the operator that hosts the vertex.
-    _host = None
+    # Bound by vertex(), which hosts it, before any callback runs.
+    _host: _Host = None  # type: ignore[assignment]
 
     def on_recv(self, input: int, batch: list, time) -> None:
         """Called for every batch arriving at ``input`` at ``time``."""
@@ -86,8 +91,8 @@ class _Host:
         self.outputs = outputs               # OutputHandles
         self.core = _Core(arity=arity)
         self.held: dict = {}                 # time -> capabilities, one per output
-        self.context = None                  # InputCapability or {output: Capability}
-        self.context_time = None
+        self.context: Any = None             # InputCapability or {output: Capability}
+        self.context_time: Any = None
 
     def _capability(self, output: int, time):
         if self.context is None:
