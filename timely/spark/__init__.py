@@ -256,12 +256,12 @@ def _union(frames: dict):
     input (as :func:`_column_alias`), null outside that input's rows."""
     from functools import reduce
 
+    import importlib
+
     first = next(iter(frames.values()))
-    if _is_connect(first.sparkSession):
-        # The classic module needs a SparkContext, which a Connect client has not.
-        from pyspark.sql.connect import functions as F
-    else:
-        from pyspark.sql import functions as F
+    # The classic functions need a SparkContext, which a Connect client has not.
+    F = importlib.import_module("pyspark.sql.connect.functions" if _is_connect(first.sparkSession)
+                                else "pyspark.sql.functions")
 
     fields = [(k, i, f) for k, df in enumerate(frames.values())
               for i, f in enumerate(df.schema.fields)]
