@@ -176,15 +176,16 @@ class Stream:
 
     def join(self, other: "Stream", on=None, *, left_on=None, right_on=None,
              persist: str | None = None) -> "Stream":
-        """The equi-join of two Batch streams by integer key columns, per
-        complete time; ``persist="right"`` keeps ``other``'s rows for every
-        later time. See :func:`timely.dataflow.operators.relational.join`."""
+        """The equi-join of two Batch streams by key columns (integers,
+        floats, datetimes, bytes or text, mixed freely), per complete time;
+        ``persist="right"`` keeps ``other``'s rows for every later time. See :func:`timely.dataflow.operators.relational.join`."""
         from timely.dataflow.operators.relational import join
 
         return join(self, other, on, left_on=left_on, right_on=right_on, persist=persist)
 
     def distinct(self, columns, *, persist: bool = False) -> "Stream":
-        """The distinct rows by integer ``columns``, per complete time. See
+        """The distinct rows by key ``columns`` (integers, floats,
+        datetimes, bytes or text), per complete time. See
         :func:`timely.dataflow.operators.relational.distinct`."""
         from timely.dataflow.operators.relational import distinct
 
