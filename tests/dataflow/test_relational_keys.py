@@ -394,3 +394,11 @@ def test_a_join_of_text_and_integer_keys_names_both(workers):
         assert "ColumnarError" in str(info.value), str(info.value)
     assert re.search(r"key column 'n' \(int64: integer\) cannot be compared with key column "
                      r"'word' \((object of str|string): text\)", str(info.value))
+
+
+def test_key_encoder_reads_byte_swapped_columns():
+    for values in (np.array([1, -7, 1], dtype=np.int32), np.array([0.5, -0.0, np.nan]),
+                   np.array([3, 4, 3], dtype="M8[s]"), np.array(["ab", "é", "ab"])):
+        swapped = values.astype(values.dtype.newbyteorder("S"))
+        native, other = KeyEncoder(), KeyEncoder()
+        assert native.encode(values).tolist() == other.encode(swapped).tolist()

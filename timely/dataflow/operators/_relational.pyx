@@ -453,7 +453,7 @@ cdef class KeyEncoder:
         if array.ndim != 1:
             raise ColumnarError(f"key column {name!r} has shape {np.shape(array)}; keys are 1-D")
         kind = array.dtype.kind
-        if kind in "OSU" or array.dtype.isnative:
+        if array.dtype.isnative:
             array = np.ascontiguousarray(array)
         else:
             array = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("=")))
