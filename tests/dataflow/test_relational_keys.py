@@ -402,3 +402,17 @@ def test_key_encoder_reads_byte_swapped_columns():
         swapped = values.astype(values.dtype.newbyteorder("S"))
         native, other = KeyEncoder(), KeyEncoder()
         assert native.encode(values).tolist() == other.encode(swapped).tolist()
+
+
+def test_indexes_sharing_encoders_take_one_encoding():
+    encoders = (KeyEncoder(), KeyEncoder())
+    first, second = KeyIndex(2, encoders), KeyIndex(2, encoders)
+    first.insert([np.array(["a", "b"], dtype=object), np.array([1.0, 2.0])])
+    second.insert([StringColumn.from_strings(["b", "c"]), np.array([2.0, 3.0], dtype=np.float32)])
+    probe = [np.array(["c", "b", "z"]), np.array([3.0, 2.0, 3.0])]
+    codes = first.encode(probe)
+    assert codes.shape == (3, 2) and len(encoders[0]) == 3          # "z" not added
+    assert first.lookup_codes(codes).tolist() == first.lookup(probe).tolist() == [-1, 1, -1]
+    assert second.lookup_codes(codes).tolist() == [1, 0, -1]
+    with pytest.raises(timely.ColumnarError):
+        first.lookup_codes(codes[:, :1])

@@ -822,7 +822,22 @@ cdef class KeyIndex:
 
     def lookup(self, columns, names=None):
         """The number of each row's key, -1 where the key is not held."""
-        cdef cnp.ndarray rows = self.codes(columns, names, False)
+        return self.lookup_codes(self.codes(columns, names, False))
+
+    def encode(self, columns, names=None):
+        """The key columns' codes as one ``(n, width)`` int64 array, as
+        :meth:`lookup` makes them (adding no string): what
+        :meth:`lookup_codes` takes, so that the keys of one batch probed in
+        several indexes sharing these encoders are encoded once."""
+        return self.codes(columns, names, False)
+
+    def lookup_codes(self, codes):
+        """:meth:`lookup` of keys already encoded (by :meth:`encode` of an
+        index with the same encoders)."""
+        cdef cnp.ndarray rows = np.ascontiguousarray(codes, dtype=np.int64)
+        if rows.ndim != 2 or rows.shape[1] != self.width:
+            raise ColumnarError(f"codes of shape {np.shape(rows)} for an index of width "
+                                f"{self.width}")
         cdef Py_ssize_t n = rows.shape[0], i, w = self.width
         cdef cnp.ndarray out = np.empty(n, dtype=np.int64)
         cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)

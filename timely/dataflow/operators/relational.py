@@ -128,8 +128,10 @@ class _Built:
         ids = self.index.insert(_keys(batch, names, "join"), names)
         self.order, self.starts = bucket(ids, len(self.index))
 
-    def probe(self, keys, names) -> tuple[np.ndarray, np.ndarray]:
-        return expand(self.index.lookup(keys, names), self.order, self.starts)
+    def probe(self, codes) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs (probe row, build row) of keys ``codes`` (encoded by
+        ``self.index.encode``, or an index sharing its encoders)."""
+        return expand(self.index.lookup_codes(codes), self.order, self.starts)
 
 
 def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | None = None,
@@ -218,7 +220,8 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
                 if persist is None:
                     if lrows is not None and rrows is not None:
                         built = _Built(t, rrows, right_on, tuple(KeyEncoder() for _ in left_on))
-                        li, ri = built.probe(_keys(lrows, left_on, "join"), left_on)
+                        li, ri = built.probe(
+                            built.index.encode(_keys(lrows, left_on, "join"), left_on))
                         if len(li):
                             parts.append(combine(lrows, rrows, li, ri))
                 else:
@@ -226,12 +229,13 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
                     kept_on, other_on = (left_on, right_on) if build_left else (right_on, left_on)
                     if kept_rows is not None:
                         kept.append(_Built(t, kept_rows, kept_on, kept_encoders))
-                    if other is not None:
-                        keys = _keys(other, other_on, "join")
+                    if other is not None and kept:
+                        # Every kept index shares kept_encoders: encode once.
+                        codes = kept[0].index.encode(_keys(other, other_on, "join"), other_on)
                         for built in kept:
                             if not time_less_equal(built.time, t):
                                 continue
-                            oi, ki = built.probe(keys, other_on)
+                            oi, ki = built.probe(codes)
                             if len(oi):
                                 parts.append(combine(built.batch, other, ki, oi) if build_left
                                              else combine(other, built.batch, oi, ki))
