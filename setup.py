@@ -59,7 +59,7 @@ modules = {
     "timely.container._columns": ["csrc/hash.c"],
     "timely.container._aggregate": [],
     "timely.container._records": ["csrc/hash.c"],
-    "timely.dataflow.operators._relational": [],
+    "timely.dataflow.operators._relational": ["csrc/hash.c"],
     "timely.algorithms._graph": [],
 }
 

@@ -220,15 +220,18 @@ def test_improve_kernel_and_join_kernels(pairs):
     state = np.full(10, 20, dtype=np.int64)
     ids = np.array([p[0] for p in pairs], dtype=np.int64)
     values = np.array([p[1] for p in pairs], dtype=np.int64)
-    better = improve_kernel(state, ids, values, True)
+    better, where = improve_kernel(state, ids, values, True)
     expected = np.full(10, 20)
     order = []
-    for g, v in pairs:
+    first = []
+    for i, (g, v) in enumerate(pairs):
         if v < expected[g]:
             expected[g] = v
             if g not in order:
                 order.append(g)
+                first.append(i)
     assert state.tolist() == expected.tolist() and better.tolist() == order
+    assert where.tolist() == first
     groups = np.where(ids % 3 == 0, -1, ids)
     order_, starts = bucket(groups, 10)
     probe = np.array([g for g, _ in pairs[:10]] + [-1], dtype=np.int64)

@@ -220,15 +220,17 @@ class Stream(Generic[T]):
              left_on: str | Iterable[str] | None = None,
              right_on: str | Iterable[str] | None = None,
              persist: str | None = None) -> Stream[Batch]:
-        """The equi-join of two Batch streams by integer key columns, per
-        complete time; ``persist="right"`` keeps ``other``'s rows for every
-        later time. See :func:`timely.dataflow.operators.relational.join`."""
+        """The equi-join of two Batch streams by key columns (integers,
+        floats, datetimes, bytes or text, mixed freely), per complete time;
+        ``persist="right"`` keeps ``other``'s rows for every later time. See
+        :func:`timely.dataflow.operators.relational.join`."""
         from timely.dataflow.operators.relational import join
 
         return join(self, other, on, left_on=left_on, right_on=right_on, persist=persist)
 
     def distinct(self, columns: str | Iterable[str], *, persist: bool = False) -> Stream[Batch]:
-        """The distinct rows by integer ``columns``, per complete time. See
+        """The distinct rows by key ``columns`` (integers, floats,
+        datetimes, bytes or text), per complete time. See
         :func:`timely.dataflow.operators.relational.distinct`."""
         from timely.dataflow.operators.relational import distinct
 

@@ -4,7 +4,11 @@ Each exchanges its inputs by key, so every key's rows meet on one worker and
 the answer does not depend on the worker count; each acts on a time once it
 is complete (no input can still bring rows at it), in time order. Keyed state
 is held in arrays: a compiled :class:`KeyIndex` numbers the distinct keys
-(integer columns, one or several) and numpy arrays hold what belongs to them.
+(one or several key columns, each of integers, bools, floats, datetimes,
+timedeltas, bytes or text; see :class:`KeyEncoder` for what is equal) and
+numpy arrays hold what belongs to them. Keys are compared exactly (text and
+bytes byte for byte, never by hash alone); outputs carry the key columns as
+the input rows held them (their values and dtypes), never the codes.
 
 - ``join(left, right, on)``: the equi-join (hash join) of two Batch streams
   per time; ``persist="right"`` (or ``"left"``) keeps that side's rows and
@@ -41,11 +45,11 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
 from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators._relational import KeyIndex, bucket, expand
+from timely.dataflow.operators._relational import KeyEncoder, KeyIndex, bucket, expand, first_rows
 from timely.dataflow.operators._relational import improve as _improve
 from timely.errors import ColumnarError
 
-__all__ = ["KeyIndex", "distinct", "improve", "join"]
+__all__ = ["KeyEncoder", "KeyIndex", "distinct", "improve", "join"]
 
 
 def _batch(data, operator: str) -> Batch:
@@ -68,7 +72,7 @@ def _keys(batch: Batch, names, operator: str) -> list:
         if name not in batch:
             raise ColumnarError(
                 f"{operator}: the batch has no column {name!r}; it has {list(batch.names)}")
-    return [batch[name] for name in names]
+    return [batch.column(name) for name in names]
 
 
 def time_less_equal(a, b) -> bool:
@@ -117,15 +121,17 @@ class _Pending:
 class _Built:
     """One side's rows of one time, grouped by key: the build side of a hash join."""
 
-    def __init__(self, time, batch: Batch, names):
+    def __init__(self, time, batch: Batch, names, encoders):
         self.time = time
         self.batch = batch
-        self.index = KeyIndex(len(names))
-        ids = self.index.insert(_keys(batch, names, "join"))
+        self.index = KeyIndex(len(names), encoders)
+        ids = self.index.insert(_keys(batch, names, "join"), names)
         self.order, self.starts = bucket(ids, len(self.index))
 
-    def probe(self, keys) -> tuple[np.ndarray, np.ndarray]:
-        return expand(self.index.lookup(keys), self.order, self.starts)
+    def probe(self, codes) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs (probe row, build row) of keys ``codes`` (encoded by
+        ``self.index.encode``, or an index sharing its encoders)."""
+        return expand(self.index.lookup_codes(codes), self.order, self.starts)
 
 
 def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | None = None,
@@ -134,11 +140,19 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
 
     ``on`` names the key columns: one name or a sequence of names common to
     both sides; or ``left_on`` and ``right_on`` name them on each side
-    (``left_on="node", right_on="src"``), as many on each. Keys
-    are integer columns. The output at time ``t`` has every column of
+    (``left_on="node", right_on="src"``), as many on each. A key column
+    is of any kind :class:`KeyEncoder` takes: integers (any width, bool as
+    0/1), floats (``-0.0`` equals ``0.0``, all NaNs are one key; a float
+    never equals an integer), datetime64/timedelta64 (one unit), bytes,
+    text (a StringColumn, ``U`` or an object column of str: the same text
+    matches whatever its column); kinds may differ between key positions,
+    but a left and a right key column of one position whose kinds cannot be
+    compared (text and integers, say) raise :class:`~timely.ColumnarError`
+    naming both. The output at time ``t`` has every column of
     ``left``, then every column of ``right`` except its keys, one row per
     matching pair of rows at ``t``, in no particular order; a column name
-    on both sides raises :class:`~timely.ColumnarError`.
+    on both sides raises :class:`~timely.ColumnarError`. The key columns
+    kept are the left rows' own (values and dtypes).
 
     ``persist="right"`` keeps every right row: a right row at time ``s``
     joins the left rows of every time ``t >= s`` (``"left"`` the other way
@@ -150,7 +164,8 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
     time is complete, in time order. Cost: building a key index over the
     build side (the persisted side, else ``right``) once per time it
     receives rows, one probe per row of the other side, and a gather per
-    output column, all in C or numpy.
+    output column, all in C or numpy; a text or bytes key costs a hash and
+    an exact compare of its bytes where an integer costs a word.
     """
     if persist not in (None, "left", "right"):
         raise ColumnarError(f"persist is None, 'left' or 'right', not {persist!r}")
@@ -175,6 +190,10 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
         notificator = FrontierNotificator(b.arity)
         lefts, rights = _Pending(notificator), _Pending(notificator)
         kept: list[_Built] = []          # the persisted side's rows, one entry per time
+        # The persisted side's codes must stay valid across times: one
+        # encoder per key position for the operator's life (the other side
+        # only looks up, adding nothing). Without persist, fresh ones per time.
+        kept_encoders = tuple(KeyEncoder() for _ in left_on)
 
         def combine(lrows: Batch, rrows: Batch, li, ri) -> Batch:
             columns = dict(lrows.take(li).columns)
@@ -200,20 +219,23 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
                 parts = []
                 if persist is None:
                     if lrows is not None and rrows is not None:
-                        li, ri = _Built(t, rrows, right_on).probe(_keys(lrows, left_on, "join"))
+                        built = _Built(t, rrows, right_on, tuple(KeyEncoder() for _ in left_on))
+                        li, ri = built.probe(
+                            built.index.encode(_keys(lrows, left_on, "join"), left_on))
                         if len(li):
                             parts.append(combine(lrows, rrows, li, ri))
                 else:
                     kept_rows, other = (lrows, rrows) if build_left else (rrows, lrows)
                     kept_on, other_on = (left_on, right_on) if build_left else (right_on, left_on)
                     if kept_rows is not None:
-                        kept.append(_Built(t, kept_rows, kept_on))
-                    if other is not None:
-                        keys = _keys(other, other_on, "join")
+                        kept.append(_Built(t, kept_rows, kept_on, kept_encoders))
+                    if other is not None and kept:
+                        # Every kept index shares kept_encoders: encode once.
+                        codes = kept[0].index.encode(_keys(other, other_on, "join"), other_on)
                         for built in kept:
                             if not time_less_equal(built.time, t):
                                 continue
-                            oi, ki = built.probe(keys)
+                            oi, ki = built.probe(codes)
                             if len(oi):
                                 parts.append(combine(built.batch, other, ki, oi) if build_left
                                              else combine(other, built.batch, oi, ki))
@@ -229,13 +251,18 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
 
 
 def distinct(stream, columns, *, persist: bool = False, name: str = "Distinct"):
-    """The distinct rows of a Batch stream by the integer ``columns``, per time.
+    """The distinct rows of a Batch stream by ``columns``, per time.
 
-    The output at ``t`` has the columns ``columns`` only, one row per
-    distinct key seen at ``t`` (with ``persist``, seen at ``t`` and at no
-    time completed before it: state kept across times, in the order times
-    complete). Exchanged by the first column; exact at any worker count.
-    Cost: one hash and probe per row in C."""
+    ``columns`` are key columns of any kind :class:`KeyEncoder` takes
+    (integers, bools, floats with ``-0.0`` equal to ``0.0`` and all NaNs one
+    key, datetimes, timedeltas, bytes, text), mixed freely. The output at
+    ``t`` has the columns ``columns`` only, one row per distinct key seen at
+    ``t`` (with ``persist``, seen at ``t`` and at no time completed before
+    it: state kept across times, in the order times complete), each the
+    first row of its key at ``t`` as the input held it (values and dtypes).
+    Exchanged by the first column; exact at any worker count. Cost: one
+    encoding pass and one hash and probe per row in C (a text key: a hash
+    and an exact compare of its bytes)."""
     names = _names(columns, "columns")
     b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, Exchange(names[0]))
@@ -252,11 +279,10 @@ def distinct(stream, columns, *, persist: bool = False, name: str = "Distinct"):
                 if rows is not None:
                     index = seen if persist else KeyIndex(len(names))
                     before = len(index)
-                    index.insert(_keys(rows, names, "distinct"))
+                    ids = index.insert(_keys(rows, names, "distinct"), names)
                     if len(index) > before:
-                        keys = index.keys()
-                        out.session(cap).give_container(Batch.from_columns(
-                            {n: k[before:] for n, k in zip(names, keys)}, len(index) - before))
+                        out.session(cap).give_container(
+                            rows.select(names).take(first_rows(ids, before)))
                 cap.drop()
 
         return run
@@ -269,8 +295,10 @@ def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve")
     """Per key: the least (``how="min"``) or greatest (``"max"``) ``value``
     seen, sent at each time where it improves on every value sent before.
 
-    The output at ``t`` has the columns ``key`` (one or several integer
-    columns) and ``value``, one row per key whose best value improved at
+    The output at ``t`` has the columns ``key`` (one or several key
+    columns of any kind :class:`KeyEncoder` takes: integers, floats, text,
+    ...; as an input row at ``t`` held them) and ``value``, one row per key
+    whose best value improved at
     ``t`` (state kept across times, in the order times complete: in a loop,
     the iterations). This is what a fixpoint loop keeps: labels that only
     decrease, distances that only shrink; once nothing improves the loop
@@ -278,7 +306,7 @@ def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve")
 
     Exchanged by the first key column: exact at any worker count. Cost per
     row: one hash and probe, one compare, in C; memory a key row and a value
-    per distinct key."""
+    per distinct key, and the encoders' distinct strings for text keys."""
     names = _names(key, "key")
     if how not in ("min", "max"):
         raise ColumnarError(f"improve keeps a 'min' or a 'max', not {how!r}")
@@ -297,7 +325,7 @@ def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve")
         def run(frontiers):
             for cap, rows in pending.complete(inp, frontiers, "improve"):
                 if rows is not None:
-                    ids = index.insert(_keys(rows, names, "improve"))
+                    ids = index.insert(_keys(rows, names, "improve"), names)
                     values = np.asarray(rows[value])
                     float_values = values.dtype.kind == "f"
                     values = values.astype(np.float64 if float_values else np.int64, copy=False)
@@ -314,9 +342,9 @@ def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve")
                         grown[:len(held)] = held
                         held = grown
                     state[0] = held
-                    better = _improve(held, ids, np.ascontiguousarray(values), minimize)
+                    better, where = _improve(held, ids, np.ascontiguousarray(values), minimize)
                     if len(better):
-                        columns = dict(zip(names, index.take(better)))
+                        columns = dict(rows.select(names).take(where).columns)
                         columns[value] = held[better]
                         out.session(cap).give_container(Batch.from_columns(columns, len(better)))
                 cap.drop()
