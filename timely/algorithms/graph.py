@@ -137,7 +137,7 @@ def _local_forests(edges, src: str, dst: str):
                 d = np.concatenate([p[1] for p in parts])
                 index = KeyIndex(1)
                 ids = index.insert([np.concatenate([s, d])])
-                keys = index.keys()[0]
+                keys = np.asarray(index.keys()[0])     # int64 keys decode as int64
                 least = component_minima(ids[:len(s)], ids[len(s):], keys)
                 if len(keys):
                     out.session(ready).give_container(Batch(src=keys, dst=least))
