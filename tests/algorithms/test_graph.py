@@ -15,20 +15,20 @@ from timely.algorithms import bfs, connected_components, pagerank, rmat_edges
 from timely.algorithms._graph import component_minima
 
 
-def run(algorithm, src, dst, nodes, workers, mode="processes", **options):
-    """``algorithm(edges, nodes_stream, **options)``'s rows, sorted; each
-    worker introduces every ``workers``-th edge and node."""
+def per_worker(build, src, dst, nodes, workers, mode="processes"):
+    """What each worker collects: ``build(edges, node_stream, got)`` makes
+    its dataflow, which appends to ``got``; each worker introduces every
+    ``workers``-th edge and node."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     nodes = np.asarray(nodes, dtype=np.int64)
 
     def work(worker):
-        got = []
+        got: list = []
         with worker.dataflow() as scope:
             edge_input, edges = scope.new_input()
             node_input, node_stream = scope.new_input()
-            algorithm(edges, node_stream, **options).inspect_batch(
-                lambda t, b: got.extend(b.to_records()))
+            build(edges, node_stream, got)
         k, p = worker.index, worker.peers
         edge_input.send_batch(timely.Batch(src=src[k::p], dst=dst[k::p]))
         node_input.send_batch(timely.Batch(node=nodes[k::p]))
@@ -37,8 +37,17 @@ def run(algorithm, src, dst, nodes, workers, mode="processes", **options):
         worker.drain()
         return got
 
-    rows = [row for part in timely.execute(work, workers=workers, mode=mode) for row in part]
-    return sorted(rows)
+    return timely.execute(work, workers=workers, mode=mode)
+
+
+def run(algorithm, src, dst, nodes, workers, mode="processes", **options):
+    """``algorithm(edges, nodes_stream, **options)``'s rows, sorted."""
+    def build(edges, node_stream, got):
+        algorithm(edges, node_stream, **options).inspect_batch(
+            lambda t, b: got.extend(b.to_records()))
+
+    return sorted(row for part in per_worker(build, src, dst, nodes, workers, mode)
+                  for row in part)
 
 
 def cc(method):
@@ -183,24 +192,10 @@ def test_refusals():
 
 def rounds_reported(algorithm, src, dst, n, workers):
     """Every worker's ``on_round`` calls, in the order each made them."""
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
+    def build(edges, node_stream, got):
+        algorithm(edges, node_stream, lambda r, rows: got.append((r, rows)))
 
-    def work(worker):
-        calls = []
-        with worker.dataflow() as scope:
-            edge_input, edges = scope.new_input()
-            node_input, node_stream = scope.new_input()
-            algorithm(edges, node_stream, lambda r, rows: calls.append((r, rows)))
-        k, p = worker.index, worker.peers
-        edge_input.send_batch(timely.Batch(src=src[k::p], dst=dst[k::p]))
-        node_input.send_batch(timely.Batch(node=np.arange(n, dtype=np.int64)[k::p]))
-        edge_input.close()
-        node_input.close()
-        worker.drain()
-        return calls
-
-    return timely.execute(work, workers=workers)
+    return per_worker(build, src, dst, range(n), workers)
 
 
 def test_pagerank_reports_each_round_once_complete(workers):
