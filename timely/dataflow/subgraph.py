@@ -98,8 +98,14 @@ class Subgraph(SubgraphProgress):
         children = self.children
         local = self.local_pointstamp
         final = self.final_pointstamp
-        node_quiet = self.tracker.node_quiet
+        tracker = self.tracker
+        node_quiet = tracker.node_quiet
+        absorb_shared = tracker.absorb_shared
         logger = self.worker.logger if self.logged else None
+        # Progress that nobody else sees or logs goes straight to the tracker:
+        # one worker's own, or a child scope's (already every worker's).
+        unlogged = self.worker.logger is None
+        direct = unlogged and self.solo
         try:
             # The children to run this round, each once, in index order;
             # children activated meanwhile with a higher index join the round
@@ -130,7 +136,10 @@ class Subgraph(SubgraphProgress):
                     incomplete = logger.scheduled(child.id, operator)
                 # The bookkeeping's extract_progress and retire, inlined: once
                 # per scheduling of every operator.
-                child.shared.drain_into(local if child.local else final, index, child.targets)
+                if child.inward and (direct or unlogged and not child.local):
+                    absorb_shared(child.shared, index, child.targets)
+                else:
+                    child.shared.drain_into(local if child.local else final, index, child.targets)
                 if incomplete != child.incomplete:
                     self.incomplete_count += 1 if incomplete else -1
                     child.incomplete = incomplete
@@ -156,9 +165,9 @@ class Subgraph(SubgraphProgress):
                     final = local
             elif self.eager or self.must_send(False):
                 self.progcaster.send(local)
-        if final:
+        if final or tracker.pending():
             self.activate_self()
-        return self.incomplete_count > 0 or self.tracker.tracking_anything()
+        return self.incomplete_count > 0 or tracker.tracking_anything()
 
     def activated(self):
         """With ``schedule_seed`` (adversarial testing): the activated
@@ -190,7 +199,9 @@ class Subgraph(SubgraphProgress):
             self.root.changes += 1         # progress, for the worker's stall watch
             if logger is not None:
                 logger.reachability(self, self.final_pointstamp)
-        pushed, quiet = self.propagate()
+        elif self.tracker.pending():
+            self.root.changes += 1
+        pushed, quiet = self.propagate(logger is not None)
         children = self.children
         for node, port, changes in pushed:
             child = children[node]
