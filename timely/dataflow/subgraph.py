@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 
+from timely.dataflow._activate import Activations, Schedulable
 from timely.progress.subgraph import SubgraphProgress
 
 __all__ = ["Subgraph"]
@@ -31,10 +32,8 @@ class Subgraph(SubgraphProgress):
         self.worker = worker
         self.parent = parent
         self.index_in_parent = index_in_parent
-        self.deferred: set = set()
-        self.heap: list = []
-        self.scheduling = False
-        self.current = -1
+        # Children asked to run; channels activate them through it directly.
+        self.activations = Activations(self.activate_self)
         self.progcaster = None
         self.rng = worker.schedule_rng
         self.eager = worker.progress_mode == "eager" or worker.peers == 1
@@ -61,19 +60,18 @@ class Subgraph(SubgraphProgress):
         self.progcaster = worker.progcaster(self)
         worker.scopes.append(self)
         self.propagate_pointstamps()
-        self.deferred.update(range(1, len(self.children)))
+        self.activations.deferred.update(range(1, len(self.children)))
+        # Per child: its compiled logic, which the round runs in its place.
+        self.compiled = [None] + [getattr(child.operator, "compiled_logic", None)
+                                  for child in self.children[1:]]
+        self.compiled = [c if isinstance(c, Schedulable) else None for c in self.compiled]
         return summary
 
     # -- activation ---------------------------------------------------------
 
     def activate_child(self, index: int) -> None:
         """Asks for child ``index`` to be scheduled."""
-        if self.scheduling and index > self.current:
-            heapq.heappush(self.heap, index)
-            return
-        if index not in self.deferred:
-            self.deferred.add(index)
-            self.activate_self()
+        self.activations.activate(index)
 
     def activate_self(self) -> None:
         if self.parent is None:
@@ -91,10 +89,11 @@ class Subgraph(SubgraphProgress):
             progcaster.recv(self.final_pointstamp)
         self.propagate_pointstamps()
 
-        heap = self.heap
-        heap.extend(self.deferred)
-        self.deferred.clear()
-        self.scheduling = True
+        acts = self.activations
+        heap = acts.heap
+        heap.extend(acts.deferred)
+        acts.deferred.clear()
+        acts.scheduling = True
         children = self.children
         local = self.local_pointstamp
         final = self.final_pointstamp
@@ -110,6 +109,10 @@ class Subgraph(SubgraphProgress):
             # The children to run this round, each once, in index order;
             # children activated meanwhile with a higher index join the round
             # (``activate_child`` pushes them onto the heap).
+            if self.rng is None and logger is None:
+                # The loop below, compiled; it leaves the heap empty.
+                acts.run_round(self, children, self.compiled, tracker, direct, unlogged, local,
+                               final)
             shuffled = self.activated() if self.rng is not None else None
             heapq.heapify(heap)
             heappop = heapq.heappop
@@ -121,7 +124,7 @@ class Subgraph(SubgraphProgress):
                     index = heappop(heap)
                     if index <= previous:
                         continue
-                    self.current = previous = index
+                    acts.current = previous = index
                 else:
                     index = next(shuffled, None)
                     if index is None:
@@ -149,8 +152,8 @@ class Subgraph(SubgraphProgress):
                     if logger is not None:
                         logger.shutdown(child.id)
         finally:
-            self.scheduling = False
-            self.current = -1
+            acts.scheduling = False
+            acts.current = -1
         if local:
             if self.solo and self.worker.logger is None:
                 # One worker: its batch would come straight back through the
@@ -174,14 +177,15 @@ class Subgraph(SubgraphProgress):
         children in a random order; whatever is activated meanwhile waits
         for the next round. (Otherwise :meth:`schedule` runs them in index
         order.)"""
-        heap = self.heap
+        acts = self.activations
+        heap = acts.heap
         if self.rng is not None:
             order = sorted(set(heap))
             heap.clear()
             self.rng.shuffle(order)
-            self.current = len(self.children)
+            acts.current = len(self.children)
             yield from order
-            if self.deferred:
+            if acts.deferred:
                 self.activate_self()
             return
         heapq.heapify(heap)
@@ -190,7 +194,7 @@ class Subgraph(SubgraphProgress):
         while heap:
             index = heappop(heap)
             if index > previous:
-                self.current = previous = index
+                acts.current = previous = index
                 yield index
 
     def propagate_pointstamps(self) -> None:

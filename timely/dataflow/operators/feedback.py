@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from timely.dataflow._channels import RecordLogic
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.errors import DataflowError
@@ -35,6 +36,9 @@ class LoopHandle:
 
         def build(caps, info):
             caps.clear()
+            if inp._queue is not None and not inp._check:
+                return RecordLogic("advance", [inp._queue], [inp._consumed], summary.results_in,
+                                   [out._counter])
 
             def run(frontiers):
                 # The input reaches the output through `summary`: the time it
