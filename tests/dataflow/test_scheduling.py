@@ -68,13 +68,13 @@ def nonzero(d: dict) -> dict:
 
 
 @settings(max_examples=200)
-@given(st.sampled_from(["pass", "map", "batch", "advance", "branch_when"]),
+@given(st.sampled_from(["pass", "map", "filter", "batch", "advance", "branch_when"]),
        st.lists(messages, min_size=1, max_size=3), st.integers(0, 7))
 def test_record_logic_matches_the_oracle(kind, inputs, limit):
     """Every message is taken and counted at its input, and what the kind
     makes of it is counted at its output, queued for the consumer and the
     consumer activated, exactly as the Python loop does."""
-    fns = {"pass": None, "map": lambda x: x * 3, "advance": lambda t: t + 1 if t < limit else None,
+    fns = {"pass": None, "map": lambda x: x * 3, "filter": lambda x: x % 2, "advance": lambda t: t + 1 if t < limit else None,
            "batch": lambda t, data: [x for x in data if x > t - 3],
            "branch_when": lambda t: t < limit}
     fn = fns[kind]

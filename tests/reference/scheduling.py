@@ -68,6 +68,8 @@ def record_logic(kind: str, queues: list, consumeds: list, fn, counters: list) -
                 counters[0].push(time, data)
             elif kind == "map":
                 counters[0].push(time, [fn(x) for x in data])
+            elif kind == "filter":
+                counters[0].push(time, [x for x in data if fn(x)])
             elif kind == "batch":
                 out = fn(time, data)
                 if out:

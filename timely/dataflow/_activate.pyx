@@ -54,7 +54,11 @@ cdef class Activations:
             return
         if index not in self.deferred:
             self.deferred.add(index)
-            self.on_first()
+            on_first = self.on_first
+            if type(on_first) is ChildActivator:
+                (<ChildActivator>on_first).fire()
+            else:
+                on_first()
 
     def run_round(self, scope, list children, list compiled, tracker, bint direct,
                   bint unlogged, dict local, dict final):
@@ -65,8 +69,8 @@ cdef class Activations:
         too when ``unlogged``) or into ``local``/``final``, its incompleteness
         into ``scope.incomplete_count``, and it shuts down once complete and
         quiet. ``compiled[index]``, when not None, is the child's
-        :class:`Schedulable` logic, run in its place. The Python twin is the
-        loop of ``Subgraph.schedule`` (kept for logged and shuffled rounds)."""
+        :class:`Schedulable` logic, run in its place. The Python twin is
+        ``Subgraph._run_round`` (for logged and shuffled rounds)."""
         cdef Py_ssize_t index, previous = -1
         cdef list heap = self.heap
         absorb_shared = tracker.absorb_shared

@@ -66,9 +66,10 @@ cdef enum:
     BATCH = 2        # (time, fn(time, data)) if that is not empty
     ADVANCE = 3      # (fn(time), data) unless fn(time) is None: a feedback edge
     BRANCH_WHEN = 4  # (time, data) to output 1 if fn(time) else to output 0
+    FILTER = 5       # (time, [x for x in data if fn(x)])
 
 KINDS = {"pass": PASS, "map": MAP, "batch": BATCH, "advance": ADVANCE,
-         "branch_when": BRANCH_WHEN}
+         "branch_when": BRANCH_WHEN, "filter": FILTER}
 
 
 cdef class RecordLogic(Schedulable):
@@ -78,6 +79,7 @@ cdef class RecordLogic(Schedulable):
     pushed through the output counters, at a time the message holds (its
     own, or the feedback summary's result), so no capability is made or
     checked. ``kind`` is one of ``"pass"``, ``"map"`` (``fn(record)``),
+    ``"filter"`` (the records for which ``fn(record)`` is true),
     ``"batch"`` (``fn(time, data)``; an empty result is not sent),
     ``"advance"`` (``fn(time)``; ``None`` drops the message) and
     ``"branch_when"`` (``fn(time)`` true: output 1).
@@ -131,6 +133,8 @@ cdef class RecordLogic(Schedulable):
                     out.push(time, data)
                 elif self.kind == MAP:
                     out.push(time, [fn(x) for x in data])
+                elif self.kind == FILTER:
+                    out.push(time, [x for x in data if fn(x)])
                 elif self.kind == BATCH:
                     data = fn(time, data)
                     if data:

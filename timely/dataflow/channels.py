@@ -110,7 +110,12 @@ class ExchangePusher:
             # count, once per batch (its first record), so that a route that
             # cannot work fails at one worker too, at no cost per record.
             if data:
-                self._partition(data[:1], 1)
+                try:
+                    partition_records(data[:1], 1, self.key, self.route, self.name)
+                except RouteError:
+                    raise
+                except Exception as error:
+                    raise _raised(self.route, error) from error
             self.pushers[0].push((time, data))
             return
         else:

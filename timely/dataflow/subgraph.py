@@ -14,9 +14,10 @@ Each time a :class:`Subgraph` is scheduled it
 
 from __future__ import annotations
 
+import functools
 import heapq
 
-from timely.dataflow._activate import Activations, Schedulable
+from timely.dataflow._activate import Activations, ChildActivator, Schedulable
 from timely.progress.subgraph import SubgraphProgress
 
 __all__ = ["Subgraph"]
@@ -57,6 +58,13 @@ class Subgraph(SubgraphProgress):
         """Compiles the graph; returns the scope's summary for its parent."""
         worker = self.worker
         summary = super().build(worker.peers if peers is None else peers)
+        # activate_self, without its Python frame: for every message that
+        # activates a child of a scope not yet scheduled.
+        if self.parent is None:
+            self.activations.on_first = functools.partial(worker.active.add, self.dataflow_id)
+        else:
+            self.activations.on_first = ChildActivator(self.parent.activations,
+                                                       self.index_in_parent)
         self.progcaster = worker.progcaster(self)
         worker.scopes.append(self)
         self.propagate_pointstamps()
@@ -87,7 +95,10 @@ class Subgraph(SubgraphProgress):
         progcaster = self.progcaster
         if not self.solo or progcaster.puller.queue:
             progcaster.recv(self.final_pointstamp)
-        self.propagate_pointstamps()
+        tracker = self.tracker
+        # With nothing to apply, propagating changes no frontier.
+        if self.final_pointstamp or tracker.pending():
+            self.propagate_pointstamps()
 
         acts = self.activations
         heap = acts.heap
@@ -97,9 +108,6 @@ class Subgraph(SubgraphProgress):
         children = self.children
         local = self.local_pointstamp
         final = self.final_pointstamp
-        tracker = self.tracker
-        node_quiet = tracker.node_quiet
-        absorb_shared = tracker.absorb_shared
         logger = self.worker.logger if self.logged else None
         # Progress that nobody else sees or logs goes straight to the tracker:
         # one worker's own, or a child scope's (already every worker's).
@@ -110,47 +118,11 @@ class Subgraph(SubgraphProgress):
             # children activated meanwhile with a higher index join the round
             # (``activate_child`` pushes them onto the heap).
             if self.rng is None and logger is None:
-                # The loop below, compiled; it leaves the heap empty.
+                # _run_round, compiled.
                 acts.run_round(self, children, self.compiled, tracker, direct, unlogged, local,
                                final)
-            shuffled = self.activated() if self.rng is not None else None
-            heapq.heapify(heap)
-            heappop = heapq.heappop
-            previous = -1
-            while True:
-                if shuffled is None:
-                    if not heap:
-                        break
-                    index = heappop(heap)
-                    if index <= previous:
-                        continue
-                    acts.current = previous = index
-                else:
-                    index = next(shuffled, None)
-                    if index is None:
-                        break
-                child = children[index]
-                operator = child.operator
-                if operator is None:
-                    continue
-                if logger is None:
-                    incomplete = operator.schedule()
-                else:
-                    incomplete = logger.scheduled(child.id, operator)
-                # The bookkeeping's extract_progress and retire, inlined: once
-                # per scheduling of every operator.
-                if child.inward and (direct or unlogged and not child.local):
-                    absorb_shared(child.shared, index, child.targets)
-                else:
-                    child.shared.drain_into(local if child.local else final, index, child.targets)
-                if incomplete != child.incomplete:
-                    self.incomplete_count += 1 if incomplete else -1
-                    child.incomplete = incomplete
-                if not incomplete and node_quiet(index):
-                    operator.shut_down()
-                    child.operator = None
-                    if logger is not None:
-                        logger.shutdown(child.id)
+            else:
+                self._run_round(children, tracker, direct, unlogged, local, final, logger)
         finally:
             acts.scheduling = False
             acts.current = -1
@@ -169,8 +141,54 @@ class Subgraph(SubgraphProgress):
             elif self.eager or self.must_send(False):
                 self.progcaster.send(local)
         if final or tracker.pending():
-            self.activate_self()
+            acts.on_first()                # activate_self()
         return self.incomplete_count > 0 or tracker.tracking_anything()
+
+    def _run_round(self, children, tracker, direct, unlogged, local, final, logger) -> None:
+        """``Activations.run_round`` in Python, for rounds that are logged or
+        run in a random order (``schedule_seed``)."""
+        acts = self.activations
+        heap = acts.heap
+        node_quiet = tracker.node_quiet
+        absorb_shared = tracker.absorb_shared
+        shuffled = self.activated() if self.rng is not None else None
+        heapq.heapify(heap)
+        heappop = heapq.heappop
+        previous = -1
+        while True:
+            if shuffled is None:
+                if not heap:
+                    break
+                index = heappop(heap)
+                if index <= previous:
+                    continue
+                acts.current = previous = index
+            else:
+                index = next(shuffled, None)
+                if index is None:
+                    break
+            child = children[index]
+            operator = child.operator
+            if operator is None:
+                continue
+            if logger is None:
+                incomplete = operator.schedule()
+            else:
+                incomplete = logger.scheduled(child.id, operator)
+            # The bookkeeping's extract_progress and retire, inlined: once
+            # per scheduling of every operator.
+            if child.inward and (direct or unlogged and not child.local):
+                absorb_shared(child.shared, index, child.targets)
+            else:
+                child.shared.drain_into(local if child.local else final, index, child.targets)
+            if incomplete != child.incomplete:
+                self.incomplete_count += 1 if incomplete else -1
+                child.incomplete = incomplete
+            if not incomplete and node_quiet(index):
+                operator.shut_down()
+                child.operator = None
+                if logger is not None:
+                    logger.shutdown(child.id)
 
     def activated(self):
         """With ``schedule_seed`` (adversarial testing): the activated

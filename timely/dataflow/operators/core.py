@@ -31,7 +31,7 @@ def _record_logic(kind: str, inputs, fn, outputs):
 def _pipeline_unary(stream, name: str, transform, pact=None, kind: str = "batch", fn=None):
     """A stateless operator: ``transform(time, data)`` returns the output batch
     (``kind`` and ``fn`` say the same to the compiled loop, when it differs:
-    ``"map"`` with ``fn(record)``, ``"pass"``)."""
+    ``"map"`` and ``"filter"`` with ``fn(record)``, ``"pass"``)."""
     b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, pact or Pipeline(), notify=False)
     out, result = b.new_output()
@@ -67,7 +67,8 @@ def flat_map(stream, fn):
 
 
 def filter_(stream, pred):
-    return _pipeline_unary(stream, "Filter", lambda t, data: [x for x in data if pred(x)])
+    return _pipeline_unary(stream, "Filter", lambda t, data: [x for x in data if pred(x)],
+                           kind="filter", fn=pred)
 
 
 def inspect(stream, fn):
