@@ -155,3 +155,34 @@ def test_record_logic_refuses_what_it_cannot_run():
         RecordLogic("branch_when", [deque()], [ChangeBatch()], bool, [])
     with pytest.raises(TypeError):
         RecordLogic("pass", [deque()], [{}], None, [Counter(Tee(), ChangeBatch())])
+
+
+def test_completed_record_operators_release_their_functions():
+    """A record operator that completes lets go of its function at once, while
+    its dataflow still runs (no cycle collection needed), as user code may
+    wait for that: a Sequencer closes when the last reference to it goes."""
+    import weakref
+
+    import timely
+
+    def work(worker):
+        class Plus:
+            def __call__(self, x):
+                return x + 1
+
+        fn = Plus()
+        gone = weakref.ref(fn)
+        with worker.dataflow() as scope:
+            probe = scope.to_stream(range(3)).map(fn).filter(fn).inspect(fn).probe()
+            handle, _ = scope.new_input()          # keeps the dataflow running
+        del fn
+        alive_while_running = gone() is not None
+        worker.step_while(lambda: not probe.done())
+        for _ in range(3):
+            worker.step()
+        released = gone() is None
+        handle.close()
+        worker.drain()
+        return alive_while_running, released
+
+    assert timely.execute_directly(work) == (True, True)

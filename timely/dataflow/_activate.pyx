@@ -101,6 +101,7 @@ cdef class Activations:
             if not incomplete and node_quiet(index):
                 operator.shut_down()
                 child.operator = None
+                compiled[index] = None     # its logic may hold what user code waits to free
 
 
 cdef class ChildActivator:

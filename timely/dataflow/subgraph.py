@@ -187,6 +187,7 @@ class Subgraph(SubgraphProgress):
             if not incomplete and node_quiet(index):
                 operator.shut_down()
                 child.operator = None
+                self.compiled[index] = None
                 if logger is not None:
                     logger.shutdown(child.id)
 
@@ -238,6 +239,8 @@ class Subgraph(SubgraphProgress):
 
     def shut_down(self) -> None:
         self.done = True
+        # The compiled logics go with their operators (they may hold user state).
+        self.compiled = [None] * len(self.children)
         logger = self.worker.logger if self.logged else None
         for child in self.children[1:]:
             if child is not None and child.operator is not None:
