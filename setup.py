@@ -59,6 +59,8 @@ modules = {
     "timely.container._columns": ["csrc/hash.c"],
     "timely.container._aggregate": [],
     "timely.container._records": ["csrc/hash.c"],
+    "timely.dataflow._activate": [],
+    "timely.dataflow._channels": [],
     "timely.dataflow.operators._relational": ["csrc/hash.c"],
     "timely.algorithms._graph": [],
 }

@@ -651,3 +651,89 @@ def test_unknown_location_update(Build):
         tracker.update_source((0, 1), 0, 1)
     with pytest.raises(GraphError):
         tracker.update_target((1, 0), 0, 1)
+
+
+@st.composite
+def graphs_with_shared_progress(draw):
+    """A graph, and batches of operator reports: per operator node, records
+    consumed, capability changes and records produced at random times."""
+    g = draw(graphs())
+    operators = [n for n in range(1, len(g.shapes)) if sum(g.shapes[n])]
+    reports = []
+    for _ in range(draw(st.integers(1, 6)) if operators else 0):
+        node = draw(st.sampled_from(operators))
+        ins, outs = g.shapes[node]
+
+        def changes():
+            return draw(st.lists(st.tuples(times(g.arity), st.sampled_from([-2, -1, 1, 1, 3])),
+                                 max_size=4))
+
+        reports.append((node, [changes() for _ in range(ins)], [changes() for _ in range(outs)],
+                        [changes() for _ in range(outs)]))
+    return g, reports
+
+
+def shared_progress(arity, consumed, internal, produced):
+    from timely.progress import SharedProgress
+
+    shared = SharedProgress(len(consumed), len(internal), arity=arity)
+    for batches, port_changes in ((shared.consumeds, consumed), (shared.internals, internal),
+                                  (shared.produceds, produced)):
+        for batch, changes in zip(batches, port_changes):
+            batch.extend(changes)
+    return shared
+
+
+@settings(max_examples=examples(0.5))
+@given(graphs_with_shared_progress(), st.data())
+def test_absorb_shared_is_drain_into_then_absorb(case, data):
+    """An operator's shared progress moved straight into the tracker
+    (``absorb_shared``) changes every count and frontier exactly as draining
+    it into a pointstamp dict and absorbing that does; ``drain_pushed``
+    restricted by ``set_interest`` reports exactly the interesting part of
+    what it reports unrestricted, and the same quiet nodes."""
+    g, reports = case
+    direct, _ = g.build(Builder).build()
+    via_dict, _ = g.build(Builder).build()
+    interesting = {t: data.draw(st.booleans()) for t in g.targets()}
+    for (node, port), flag in interesting.items():
+        direct.set_interest(node, port, flag)
+    for node, consumed, internal, produced in reports:
+        # Records reaching node 0 are the scope's to report: not absorbed here.
+        targets = [[t for t in g.targets_of((node, port)) if t[0] != 0]
+                   for port in range(g.shapes[node][1])]
+        one = shared_progress(g.arity, consumed, internal, produced)
+        other = shared_progress(g.arity, consumed, internal, produced)
+        direct.absorb_shared(one, node, targets)
+        assert not one
+        into: dict = {}
+        other.drain_into(into, node, targets)
+        assert via_dict.absorb(into) == []
+        assert direct.pending() == via_dict.pending()
+        assert direct.tracking_anything() == via_dict.tracking_anything()
+        direct.propagate_all()
+        via_dict.propagate_all()
+        assert not direct.pending()
+        pushed, quiet = direct.drain_pushed(True)
+        all_pushed, all_quiet = via_dict.drain_pushed()
+        assert quiet == all_quiet
+        assert pushed == [p for p in all_pushed if interesting[(p[0], p[1])]]
+        for source in g.sources():
+            assert direct.source_pointstamps(source) == via_dict.source_pointstamps(source)
+            assert (direct.source_frontier(source).elements()
+                    == via_dict.source_frontier(source).elements())
+        for target in g.targets():
+            assert direct.target_pointstamps(target) == via_dict.target_pointstamps(target)
+            assert (direct.target_frontier(target).elements()
+                    == via_dict.target_frontier(target).elements())
+        assert direct.output_changes() == via_dict.output_changes()
+
+
+def test_absorb_shared_refuses_the_scope_boundary_and_strangers():
+    g = Graph(1, [(1, 0), (1, 1)], [[[]], [[[0]]]], [((1, 0), (0, 0))])
+    tracker, _ = g.build(Builder).build()
+    shared = shared_progress(1, [[]], [[]], [[(0, 1)]])
+    with pytest.raises(GraphError):
+        tracker.absorb_shared(shared, 1, [[(0, 0)]])
+    with pytest.raises(GraphError):
+        tracker.absorb_shared(shared_progress(1, [[(0, 1)]], [[]], [[]]), 2, [[]])

@@ -25,12 +25,11 @@ per input-to-output connection summaries (including "not connected").
 
 from __future__ import annotations
 
-import functools
-
 import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from timely.dataflow._activate import ChildActivator, Schedulable
 from timely.dataflow.capability import Capability
 from timely.dataflow.channels import Counter, Tee
 from timely.dataflow.handles import InputHandle, OutputHandle
@@ -148,6 +147,13 @@ class OperatorCore(Operate):
     def push_frontier(self, port: int, changes) -> None:
         self._frontiers[port].update_iter(changes)
 
+    @property
+    def compiled_logic(self):
+        """The logic, when it is a :class:`Schedulable` (a stateless record
+        operator's, which takes no input capability and buffers no output):
+        the scope runs it in place of :meth:`schedule`; else None."""
+        return self._logic if isinstance(self._logic, Schedulable) else None
+
     def schedule(self) -> bool:
         result = self._logic(self._frontiers)
         for inp in self._inputs:
@@ -225,10 +231,10 @@ class OperatorBuilder:
         if isinstance(pact, type):
             pact = pact()      # `timely.Pipeline` may be passed without parentheses
         identifier = self.worker.next_channel_id()
-        # The scope's activate_child itself, not the Activator's method that
-        # calls it: one call fewer for every message pushed.
+        # The scope's activations themselves, not the Activator's method that
+        # calls them: compiled pushers activate the consumer with no Python frame.
         pusher, puller = pact.connect(self.worker, identifier,
-                                      functools.partial(self._subgraph.activate_child, self.index))
+                                      ChildActivator(self._subgraph.activations, self.index))
         if self.worker.logger is not None:
             pusher, puller = self.worker.logger.channel(
                 identifier, self._subgraph, stream.source, (self.index, port), pact, pusher, puller)

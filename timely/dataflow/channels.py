@@ -21,10 +21,11 @@ from timely.communication.allocator import Puller
 from timely.container import ArrowColumn, Batch, StringColumn
 from timely.container.routing import (partition, partition_records, route, route_nullable,
                                       split_records, stable_hash)
+from timely.dataflow._channels import Counter, PipelinePusher
 from timely.errors import RouteError
 
-__all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pact", "Pipeline", "Tee",
-           "stable_hash"]
+__all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pact", "Pipeline",
+           "PipelinePusher", "Tee", "stable_hash"]
 
 
 class Pact(Protocol):
@@ -73,52 +74,6 @@ class Tee:
     def done(self) -> None:
         for p in self.pushers:
             p.done()
-
-
-class Counter:
-    """Counts the records pushed at each time into ``produced`` (the output's
-    ChangeBatch in its operator's shared progress), then hands the message
-    to the tee's channels."""
-
-    __slots__ = ("tee", "produced", "_pushers")
-
-    def __init__(self, tee: Tee, produced):
-        self.tee = tee
-        self.produced = produced
-        self._pushers = tee.pushers
-
-    def push(self, time, data) -> None:
-        n = len(data)
-        if n:
-            self.produced.update(time, n)
-            pushers = self._pushers
-            if len(pushers) == 1:
-                pusher = pushers[0]
-                if type(pusher) is PipelinePusher:
-                    # PipelinePusher.push, inlined: the commonest channel.
-                    pusher.queue.append((time, data))
-                    pusher.on_data()
-                else:
-                    pusher.push(time, data)
-            else:
-                self.tee.push(time, data)
-
-
-class PipelinePusher:
-    """Delivers to a puller on this worker and activates its operator."""
-
-    __slots__ = ("queue", "on_data")
-
-    def __init__(self, queue: deque, on_data):
-        self.queue = queue
-        self.on_data = on_data
-
-    def push(self, time, data) -> None:
-        self.queue.append((time, data))
-        self.on_data()
-
-    def done(self) -> None:
-        pass
 
 
 class ExchangePusher:
@@ -171,7 +126,12 @@ class ExchangePusher:
             # count, once per batch (its first record), so that a route that
             # cannot work fails at one worker too, at no cost per record.
             if data:
-                self._partition(data[:1], 1)
+                try:
+                    partition_records(data[:1], 1, self.key, self.route, self.name)
+                except RouteError:
+                    raise
+                except Exception as error:
+                    raise _raised(self.route, error) from error
             self.pushers[0].push((time, data))
             return
         else:

@@ -14,9 +14,11 @@ Each time a :class:`Subgraph` is scheduled it
 
 from __future__ import annotations
 
+import functools
 import heapq
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
+from timely.dataflow._activate import Activations, ChildActivator, Schedulable
 from timely.progress.subgraph import SubgraphProgress
 
 if TYPE_CHECKING:
@@ -38,10 +40,8 @@ class Subgraph(SubgraphProgress):
         self.worker = worker
         self.parent = parent
         self.index_in_parent = index_in_parent
-        self.deferred: set = set()
-        self.heap: list = []
-        self.scheduling = False
-        self.current = -1
+        # Children asked to run; channels activate them through it directly.
+        self.activations = Activations(self.activate_self)
         self.progcaster = None  # type: ignore[assignment]  # made by build()
         self.rng = worker.schedule_rng
         self.eager = worker.progress_mode == "eager" or worker.peers == 1
@@ -65,22 +65,29 @@ class Subgraph(SubgraphProgress):
         """Compiles the graph; returns the scope's summary for its parent."""
         worker = self.worker
         summary = super().build(worker.peers if peers is None else peers)
+        # activate_self, without its Python frame: for every message that
+        # activates a child of a scope not yet scheduled.
+        if self.parent is None:
+            self.activations.on_first = functools.partial(worker.active.add, self.dataflow_id)
+        else:
+            assert self.index_in_parent is not None     # a child scope has its place
+            self.activations.on_first = ChildActivator(self.parent.activations,
+                                                       self.index_in_parent)
         self.progcaster = worker.progcaster(self)
         worker.scopes.append(self)
         self.propagate_pointstamps()
-        self.deferred.update(range(1, len(self.children)))
+        self.activations.deferred.update(range(1, len(self.children)))
+        # Per child: its compiled logic, which the round runs in its place.
+        self.compiled = [None] + [getattr(child.operator, "compiled_logic", None)
+                                  for child in self.children[1:]]
+        self.compiled = [c if isinstance(c, Schedulable) else None for c in self.compiled]
         return summary
 
     # -- activation ---------------------------------------------------------
 
     def activate_child(self, index: int) -> None:
         """Asks for child ``index`` to be scheduled."""
-        if self.scheduling and index > self.current:
-            heapq.heappush(self.heap, index)
-            return
-        if index not in self.deferred:
-            self.deferred.add(index)
-            self.activate_self()
+        self.activations.activate(index)
 
     def activate_self(self) -> None:
         if self.parent is None:
@@ -97,59 +104,37 @@ class Subgraph(SubgraphProgress):
         progcaster = self.progcaster
         if not self.solo or progcaster.puller.queue:
             progcaster.recv(self.final_pointstamp)
-        self.propagate_pointstamps()
+        tracker = self.tracker
+        # With nothing to apply, propagating changes no frontier.
+        if self.final_pointstamp or tracker.pending():
+            self.propagate_pointstamps()
 
-        heap = self.heap
-        heap.extend(self.deferred)
-        self.deferred.clear()
-        self.scheduling = True
+        acts = self.activations
+        heap = acts.heap
+        heap.extend(acts.deferred)
+        acts.deferred.clear()
+        acts.scheduling = True
         children = self.children
         local = self.local_pointstamp
         final = self.final_pointstamp
-        node_quiet = self.tracker.node_quiet
         logger = self.worker.logger if self.logged else None
+        # Progress that nobody else sees or logs goes straight to the tracker:
+        # one worker's own, or a child scope's (already every worker's).
+        unlogged = self.worker.logger is None
+        direct = unlogged and self.solo
         try:
             # The children to run this round, each once, in index order;
             # children activated meanwhile with a higher index join the round
             # (``activate_child`` pushes them onto the heap).
-            shuffled = self.activated() if self.rng is not None else None
-            heapq.heapify(heap)
-            heappop = heapq.heappop
-            previous = -1
-            while True:
-                if shuffled is None:
-                    if not heap:
-                        break
-                    index = heappop(heap)
-                    if index <= previous:
-                        continue
-                    self.current = previous = index
-                else:
-                    index = next(shuffled, None)
-                    if index is None:
-                        break
-                child = children[index]
-                operator = child.operator
-                if operator is None:
-                    continue
-                if logger is None:
-                    incomplete = operator.schedule()
-                else:
-                    incomplete = logger.scheduled(child.id, operator)
-                # The bookkeeping's extract_progress and retire, inlined: once
-                # per scheduling of every operator.
-                child.shared.drain_into(local if child.local else final, index, child.targets)
-                if incomplete != child.incomplete:
-                    self.incomplete_count += 1 if incomplete else -1
-                    child.incomplete = incomplete
-                if not incomplete and node_quiet(index):
-                    operator.shut_down()
-                    child.operator = None
-                    if logger is not None:
-                        logger.shutdown(child.id)
+            if self.rng is None and logger is None:
+                # _run_round, compiled.
+                acts.run_round(self, children, self.compiled, tracker, direct, unlogged, local,
+                               final)
+            else:
+                self._run_round(children, tracker, direct, unlogged, local, final, logger)
         finally:
-            self.scheduling = False
-            self.current = -1
+            acts.scheduling = False
+            acts.current = -1
         if local:
             if self.solo and self.worker.logger is None:
                 # One worker: its batch would come straight back through the
@@ -164,23 +149,72 @@ class Subgraph(SubgraphProgress):
                     final = local
             elif self.eager or self.must_send(False):
                 self.progcaster.send(local)
-        if final:
-            self.activate_self()
-        return self.incomplete_count > 0 or self.tracker.tracking_anything()
+        if final or tracker.pending():
+            acts.on_first()                # activate_self()
+        return self.incomplete_count > 0 or tracker.tracking_anything()
+
+    def _run_round(self, children, tracker, direct, unlogged, local, final, logger) -> None:
+        """``Activations.run_round`` in Python, for rounds that are logged or
+        run in a random order (``schedule_seed``)."""
+        acts = self.activations
+        heap = acts.heap
+        node_quiet = tracker.node_quiet
+        absorb_shared = tracker.absorb_shared
+        shuffled: Iterator[int] | None = self.activated() if self.rng is not None else None
+        heapq.heapify(heap)
+        heappop = heapq.heappop
+        previous = -1
+        while True:
+            if shuffled is None:
+                if not heap:
+                    break
+                index = heappop(heap)
+                if index <= previous:
+                    continue
+                acts.current = previous = index
+            else:
+                drawn = next(shuffled, None)
+                if drawn is None:
+                    break
+                index = drawn
+            child = children[index]
+            operator = child.operator
+            if operator is None:
+                continue
+            if logger is None:
+                incomplete = operator.schedule()
+            else:
+                incomplete = logger.scheduled(child.id, operator)
+            # The bookkeeping's extract_progress and retire, inlined: once
+            # per scheduling of every operator.
+            if child.inward and (direct or unlogged and not child.local):
+                absorb_shared(child.shared, index, child.targets)
+            else:
+                child.shared.drain_into(local if child.local else final, index, child.targets)
+            if incomplete != child.incomplete:
+                self.incomplete_count += 1 if incomplete else -1
+                child.incomplete = incomplete
+            if not incomplete and node_quiet(index):
+                operator.shut_down()
+                child.operator = None
+                self.compiled[index] = None
+                if logger is not None:
+                    logger.shutdown(child.id)
 
     def activated(self):
         """With ``schedule_seed`` (adversarial testing): the activated
         children in a random order; whatever is activated meanwhile waits
         for the next round. (Otherwise :meth:`schedule` runs them in index
         order.)"""
-        heap = self.heap
+        acts = self.activations
+        heap = acts.heap
         if self.rng is not None:
             order = sorted(set(heap))
             heap.clear()
             self.rng.shuffle(order)
-            self.current = len(self.children)
+            acts.current = len(self.children)
             yield from order
-            if self.deferred:
+            if acts.deferred:
                 self.activate_self()
             return
         heapq.heapify(heap)
@@ -189,7 +223,7 @@ class Subgraph(SubgraphProgress):
         while heap:
             index = heappop(heap)
             if index > previous:
-                self.current = previous = index
+                acts.current = previous = index
                 yield index
 
     def propagate_pointstamps(self) -> None:
@@ -198,7 +232,9 @@ class Subgraph(SubgraphProgress):
             self.root.changes += 1         # progress, for the worker's stall watch
             if logger is not None:
                 logger.reachability(self, self.final_pointstamp)
-        pushed, quiet = self.propagate()
+        elif self.tracker.pending():
+            self.root.changes += 1
+        pushed, quiet = self.propagate(logger is not None)
         children = self.children
         for node, port, changes in pushed:
             child = children[node]
@@ -213,6 +249,8 @@ class Subgraph(SubgraphProgress):
 
     def shut_down(self) -> None:
         self.done = True
+        # The compiled logics go with their operators (they may hold user state).
+        self.compiled = [None] * len(self.children)
         logger = self.worker.logger if self.logged else None
         for child in self.children[1:]:
             if child is not None and child.operator is not None:

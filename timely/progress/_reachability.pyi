@@ -3,6 +3,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Union
 
 from timely.progress._frontier import Antichain
+from timely.progress._operate import SharedProgress
 from timely.progress._timestamp import PathSummary, Time
 
 SummaryLike = Union[PathSummary, int, tuple[int, ...]]
@@ -78,9 +79,22 @@ class Tracker:
         """Records every ``(is_source, node, port, time) -> diff`` of ``updates``
         except those at node 0, which are returned as a list of ``(key, diff)``."""
 
-    def drain_pushed(self) -> tuple[list[tuple[int, int, list[tuple[Time, int]]]], list[int]]:
+    def absorb_shared(self, shared: SharedProgress, node: int,
+                      targets: list[list[tuple[int, int]]]) -> None:
+        """Moves operator ``node``'s shared progress into the changes to apply,
+        as ``drain_into`` and :meth:`absorb` would (no target may be node 0)."""
+
+    def pending(self) -> bool:
+        """Changes are recorded and not yet applied (they may cancel out)."""
+
+    def set_interest(self, node: int, port: int, interesting: bool) -> None:
+        """Whether ``drain_pushed(True)`` reports this input's frontier changes."""
+
+    def drain_pushed(self, interesting_only: bool = False) -> tuple[
+            list[tuple[int, int, list[tuple[Time, int]]]], list[int]]:
         """Drains the frontier changes: ``(targets, quiet)``, the changed input
-        frontiers of nodes other than 0 and the nodes now quiet."""
+        frontiers of nodes other than 0 (with ``interesting_only``, of the
+        inputs :meth:`set_interest` left in) and the nodes now quiet."""
 
     def is_global(self, is_source: bool, node: int, port: int, time: Time) -> bool:
         """A decrement of ``time`` here may move a frontier other workers see."""

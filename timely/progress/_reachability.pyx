@@ -13,10 +13,11 @@ from collections import namedtuple
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from timely.progress._change_batch cimport ChangeBatch
 from timely.progress._frontier cimport Antichain, antichain_of
+from timely.progress._operate cimport SharedProgress
 from timely.progress._rows cimport (
     TLY_MAX_ARITY,
     tly_ma,
@@ -273,6 +274,9 @@ cdef class Tracker:
     cdef object shapes
     cdef object osum_py            # location id -> list of (output, increments)
     cdef list locations            # location id -> Target or Source, made once
+    # per target id: whether drain_pushed(interesting_only=True) reports its changes
+    cdef unsigned char *interest
+    cdef unsigned char *touched    # per node, scratch of drain_pushed
 
     def __cinit__(self):
         self.k = 0
@@ -281,6 +285,8 @@ cdef class Tracker:
         self.S = 0
         self.pointstamps = NULL
         self.implications = NULL
+        self.interest = NULL
+        self.touched = NULL
 
     def __init__(self):
         raise TypeError("a Tracker is made by Builder.build()")
@@ -309,6 +315,8 @@ cdef class Tracker:
         free(self.osum_row)
         free(self.hrows)
         free(self.hdiff)
+        free(self.interest)
+        free(self.touched)
 
     cdef void* _alloc(self, size_t n, size_t size) except NULL:
         cdef void *p = calloc(n if n else 1, size)
@@ -454,6 +462,9 @@ cdef class Tracker:
         self.hcap = 0
         self.hrows = NULL
         self.hdiff = NULL
+        self.interest = <unsigned char *>self._alloc(self.T, 1)
+        memset(self.interest, 1, self.T)
+        self.touched = <unsigned char *>self._alloc(self.nnodes, 1)
 
     def _summaries_to_output(self, bint source, node, port, output):
         cdef size_t loc = (self.T + self.sbase[node] + port) if source else (self.tbase[node] + port)
@@ -692,25 +703,102 @@ cdef class Tracker:
             self.push_change(loc, key[3], d)
         return boundary
 
-    def drain_pushed(self):
+    def absorb_shared(self, SharedProgress shared, Py_ssize_t node, list targets):
+        """Moves operator ``node``'s shared progress straight into the changes to
+        apply, as ``shared.drain_into(into, node, targets)`` and :meth:`absorb`
+        would, with no Python object per change: records consumed as ``-n`` at
+        its inputs, capability changes at its outputs, records produced as
+        ``+n`` at every ``(node, port)`` of ``targets[output]``, none of which
+        may be node 0 (records reaching the scope boundary are reported to the
+        parent by :meth:`absorb`). Leaves every port of ``shared`` empty."""
+        cdef ChangeBatch batch
+        cdef Py_ssize_t port, tnode, tport
+        cdef list where
+        cdef tuple reached
+        if not 0 < node < self.nnodes:
+            raise GraphError(f"pointstamp at unknown node {node}")
+        port = 0
+        for batch in shared.consumeds:
+            if batch.len:
+                if port >= self.tbase[node + 1] - self.tbase[node]:
+                    raise GraphError(f"unknown target {Target(node, port)}")
+                self.absorb_batch(batch, self.tbase[node] + port, -1)
+            port += 1
+        port = 0
+        for batch in shared.internals:
+            if batch.len:
+                if port >= self.sbase[node + 1] - self.sbase[node]:
+                    raise GraphError(f"unknown source {Source(node, port)}")
+                self.absorb_batch(batch, self.T + self.sbase[node] + port, 1)
+            port += 1
+        port = 0
+        for batch in shared.produceds:
+            if batch.len:
+                where = targets[port]
+                for reached in where:
+                    tnode = reached[0]
+                    tport = reached[1]
+                    if not 0 < tnode < self.nnodes or not 0 <= tport < self.tbase[tnode + 1] - self.tbase[tnode]:
+                        raise GraphError(f"records produced for {Target(tnode, tport)}, "
+                                         "not an input of an operator of this scope")
+                    self.absorb_batch(batch, self.tbase[tnode] + tport, 1)
+                batch.len = 0
+                batch.clean = 0
+            port += 1
+        for batch in shared.consumeds:
+            batch.len = 0
+            batch.clean = 0
+        for batch in shared.internals:
+            batch.len = 0
+            batch.clean = 0
+
+    cdef int absorb_batch(self, ChangeBatch batch, size_t loc, int64_t sign) except -1:
+        """Adds ``sign`` times each change of ``batch`` at ``loc`` to the changes
+        to apply; leaves ``batch`` as it is."""
+        cdef uint64_t row[TLY_MAX_ARITY + 1]
+        cdef size_t i, k = self.k
+        if batch.k != self.k:
+            raise TimestampError(f"changes of arity {batch.k} for a tracker of arity {self.k}")
+        row[0] = loc
+        for i in range(batch.len):
+            memcpy(&row[1], &batch.rows[i * k], k * sizeof(uint64_t))
+            self.changes.push_row(row, sign * batch.diffs[i])
+        return 0
+
+    def pending(self):
+        """Changes are recorded and not yet applied by :meth:`propagate_all`
+        (they may cancel out)."""
+        return self.changes.len != 0
+
+    def set_interest(self, Py_ssize_t node, Py_ssize_t port, bint interesting):
+        """Whether ``drain_pushed(interesting_only=True)`` reports the frontier
+        changes of input ``port`` of ``node`` (all are reported at first)."""
+        self.interest[self.target_id((node, port))] = interesting
+
+    def drain_pushed(self, bint interesting_only=False):
         """Drains the frontier changes, for a scope's own use.
 
         Returns ``(targets, quiet)``: ``targets`` lists ``(node, port, [(time, diff),
-        ...])`` per input port of a node other than 0 whose frontier changed;
-        ``quiet`` lists the nodes touched by any change that now have empty input
-        frontiers and no positive count at their outputs.
+        ...])`` per input port of a node other than 0 whose frontier changed
+        (with ``interesting_only``, only those :meth:`set_interest` left in);
+        ``quiet`` lists, in order, the nodes touched by any change that now have
+        empty input frontiers and no positive count at their outputs.
         """
         cdef size_t i, loc, w = self.k + 1, last = <size_t>-1
         cdef list targets = []
         cdef list current = None
-        cdef set touched = set()
-        cdef Py_ssize_t node
+        cdef list quiet = []
+        cdef Py_ssize_t node, lowest = self.nnodes, highest = -1
         self.pushed.compact_now()
         for i in range(self.pushed.len):
             loc = self.pushed.rows[i * w]
             node = self.loc_node[loc]
-            touched.add(node)
-            if loc < self.T and node != 0:
+            self.touched[node] = 1
+            if node < lowest:
+                lowest = node
+            if node > highest:
+                highest = node
+            if loc < self.T and node != 0 and (self.interest[loc] or not interesting_only):
                 if loc != last:
                     current = []
                     targets.append((node, self.loc_port[loc], current))
@@ -718,8 +806,11 @@ cdef class Tracker:
                 current.append((make_time(&self.pushed.rows[i * w + 1], self.k), self.pushed.diffs[i]))
         self.pushed.len = 0
         self.pushed.clean = 0
-        touched.discard(0)
-        quiet = [n for n in sorted(touched) if self.node_quiet(n)]
+        for node in range(lowest, highest + 1):
+            if self.touched[node]:
+                self.touched[node] = 0
+                if node != 0 and self.quiet(node):
+                    quiet.append(node)
         return targets, quiet
 
     def pushed_changes(self):
@@ -801,9 +892,12 @@ cdef class Tracker:
     def node_quiet(self, Py_ssize_t node):
         """No input of ``node`` can still receive data and none of its outputs holds a
         capability: the operator may shut down."""
-        cdef size_t loc
         if not 0 <= node < self.nnodes:
             raise GraphError(f"unknown node {node}")
+        return self.quiet(node)
+
+    cdef bint quiet(self, Py_ssize_t node) noexcept:
+        cdef size_t loc
         for loc in range(<size_t>self.tbase[node], <size_t>self.tbase[node + 1]):
             if self.implications[loc].flen:
                 return False

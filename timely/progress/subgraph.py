@@ -44,7 +44,7 @@ class PerOperatorState:
     it asks to be told, whether it is incomplete, where its outputs lead."""
 
     __slots__ = ("index", "operator", "shared", "local", "notify", "incomplete", "inputs",
-                 "outputs", "watches", "targets", "id")
+                 "outputs", "watches", "targets", "id", "inward")
 
     def __init__(self, index: int, operator: Operate, identifier: int | None = None):
         self.index = index
@@ -59,6 +59,9 @@ class PerOperatorState:
                         else [True] * operator.inputs)
         self.incomplete = False
         self.targets: list = [[] for _ in range(operator.outputs)]   # per output: (node, port)
+        # No output reaches node 0: its progress may go straight to the tracker
+        # (Tracker.absorb_shared), as nothing of it is reported to the parent.
+        self.inward = False
 
 
 class SubgraphProgress(Operate):
@@ -163,7 +166,12 @@ class SubgraphProgress(Operate):
         self.input_targets = [reach.get((0, port), []) for port in range(self.inputs)]
         for child in self.children[1:]:
             child.targets = [reach.get((child.index, port), []) for port in range(child.outputs)]
+            child.inward = all(node != 0 for where in child.targets for node, _ in where)
         self.tracker, inner_summary = builder.build()
+        for child in self.children[1:]:
+            for port in range(child.inputs):
+                self.tracker.set_interest(child.index, port,
+                                          bool(child.watches[port] or child.notify[port]))
         self.fingerprint = self.describe()
         self.output_capabilities = [MutableAntichain(arity=self.arity) for _ in range(self.outputs)]
         self.notify = [True] * self.inputs
@@ -253,7 +261,8 @@ class SubgraphProgress(Operate):
         for child in self.children[1:]:
             if child is not None and child.operator is not None and child.shared:
                 self.extract_progress(child)
-        return bool(self.local_pointstamp or self.final_pointstamp)
+        return bool(self.local_pointstamp or self.final_pointstamp) or (
+            self.tracker is not None and self.tracker.pending())
 
     def harvest_inputs(self) -> None:
         """Counts the records that entered through the scope's inputs: produced
@@ -289,12 +298,14 @@ class SubgraphProgress(Operate):
                 return True
         return False
 
-    def propagate(self):
-        """Applies ``final_pointstamp``, propagates, and pushes frontier
-        changes to the children that watch them; reports what changed at the
-        scope's boundary to the parent (in ``self.progress``). Returns
-        ``(pushed, quiet)``: ``[(node, port, changes)]`` of every frontier
-        change, and the nodes that became quiet."""
+    def propagate(self, everything: bool = True):
+        """Applies ``final_pointstamp`` (and the changes given to the tracker
+        directly), propagates, and pushes frontier changes to the children
+        that watch them; reports what changed at the scope's boundary to the
+        parent (in ``self.progress``). Returns ``(pushed, quiet)``:
+        ``[(node, port, changes)]`` of every frontier change (unless not
+        ``everything``: only of the inputs whose children watch them or are
+        notified of them), and the nodes that became quiet."""
         tracker = self.tracker
         final = self.final_pointstamp
         if final:
@@ -303,7 +314,7 @@ class SubgraphProgress(Operate):
             if boundary:
                 self._report_boundary(boundary)
         tracker.propagate_all()
-        pushed, quiet = tracker.drain_pushed()
+        pushed, quiet = tracker.drain_pushed(not everything)
         children = self.children
         for node, port, changes in pushed:
             child = children[node]

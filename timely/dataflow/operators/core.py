@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import functools
 
+from timely.dataflow._channels import RecordLogic
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline, _share
 from timely.dataflow.notificator import FrontierNotificator
@@ -16,14 +17,30 @@ from timely.errors import CapabilityError
 from timely.progress.timestamp import less_equal
 
 
-def _pipeline_unary(stream, name: str, transform, pact=None):
-    """A stateless operator: ``transform(time, data)`` returns the output batch."""
+def _record_logic(kind: str, inputs, fn, outputs):
+    """The compiled logic of a stateless operator (see
+    :class:`~timely.dataflow._channels.RecordLogic`) when its inputs read
+    plain local queues and check no message against their frontier; None
+    otherwise (the operator then runs its Python loop)."""
+    if any(inp._queue is None or inp._check for inp in inputs):
+        return None
+    return RecordLogic(kind, [inp._queue for inp in inputs], [inp._consumed for inp in inputs],
+                       fn, [out._counter for out in outputs])
+
+
+def _pipeline_unary(stream, name: str, transform, pact=None, kind: str = "batch", fn=None):
+    """A stateless operator: ``transform(time, data)`` returns the output batch
+    (``kind`` and ``fn`` say the same to the compiled loop, when it differs:
+    ``"map"`` and ``"filter"`` with ``fn(record)``, ``"pass"``)."""
     b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, pact or Pipeline(), notify=False)
     out, result = b.new_output()
 
     def build(caps, info):
         caps.clear()
+        compiled = _record_logic(kind, [inp], transform if fn is None else fn, [out])
+        if compiled is not None:
+            return compiled
 
         def run(frontiers):
             # One input, one output, identity connection: every message's own
@@ -42,7 +59,7 @@ def _pipeline_unary(stream, name: str, transform, pact=None):
 
 
 def map_(stream, fn):
-    return _pipeline_unary(stream, "Map", lambda t, data: [fn(x) for x in data])
+    return _pipeline_unary(stream, "Map", lambda t, data: [fn(x) for x in data], kind="map", fn=fn)
 
 
 def flat_map(stream, fn):
@@ -50,7 +67,8 @@ def flat_map(stream, fn):
 
 
 def filter_(stream, pred):
-    return _pipeline_unary(stream, "Filter", lambda t, data: [x for x in data if pred(x)])
+    return _pipeline_unary(stream, "Filter", lambda t, data: [x for x in data if pred(x)],
+                           kind="filter", fn=pred)
 
 
 def inspect(stream, fn):
@@ -81,7 +99,7 @@ def inspect_batch(stream, fn):
 
 def exchange(stream, route=None, *, key=None, batch=None):
     return _pipeline_unary(stream, "Exchange", lambda t, data: data,
-                           pact=Exchange(route, key=key, batch=batch))
+                           pact=Exchange(route, key=key, batch=batch), kind="pass")
 
 
 def broadcast(stream):
@@ -116,6 +134,9 @@ def concatenate(scope, streams):
 
     def build(caps, info):
         caps.clear()
+        compiled = _record_logic("pass", inputs, None, [out])
+        if compiled is not None:
+            return compiled
 
         def run(frontiers):
             # Identity connections: each message's own time is held while it is current.
@@ -155,14 +176,20 @@ def partition(stream, parts: int, route):
     return [s for _, s in outs]
 
 
-def _two_way(stream, name: str, split):
-    """Two outputs; ``split(time, data)`` returns ``(first, second)`` batches."""
+def _two_way(stream, name: str, split, when=None):
+    """Two outputs; ``split(time, data)`` returns ``(first, second)`` batches
+    (``when(time)``, if given, says the same to the compiled loop: true for
+    ``((), data)``, false for ``(data, ())``)."""
     b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, Pipeline(), notify=False)
     (out0, s0), (out1, s1) = b.new_output(), b.new_output()
 
     def build(caps, info):
         caps.clear()
+        if when is not None:
+            compiled = _record_logic("branch_when", [inp], when, [out0, out1])
+            if compiled is not None:
+                return compiled
 
         def run(frontiers):
             for cap, data in inp:
@@ -195,7 +222,7 @@ def branch(stream, condition):
 def branch_when(stream, condition):
     """Batches whose time satisfies ``condition(time)`` go to the second stream."""
     return _two_way(stream, "BranchWhen",
-                    lambda t, data: ((), data) if condition(t) else (data, ()))
+                    lambda t, data: ((), data) if condition(t) else (data, ()), when=condition)
 
 
 def _result_rank(r):

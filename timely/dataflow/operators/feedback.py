@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
+from timely.dataflow._channels import RecordLogic
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.errors import DataflowError
@@ -55,6 +56,9 @@ class LoopHandle(Generic[T]):
 
         def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], None]:
             caps.clear()
+            if inp._queue is not None and not inp._check:
+                return RecordLogic("advance", [inp._queue], [inp._consumed], summary.results_in,
+                                   [out._counter])
 
             def run(frontiers: Frontiers) -> None:
                 # The input reaches the output through `summary`: the time it

@@ -1,0 +1,123 @@
+"""Compiled part of a scope's scheduling: which of its children are asked to
+run (the Rust crate's ``scheduling::activate``).
+
+Channels call a consumer's :class:`ChildActivator` for every message they
+deliver, so activation is on the per-message path: with a compiled pusher
+(:mod:`timely.dataflow._channels`) it costs no Python frame.
+"""
+
+from heapq import heapify, heappop, heappush
+
+
+cdef class Schedulable:
+    """Operator logic that is compiled code and needs nothing around it (no
+    input message to retire, no output buffer to flush): a scope runs it
+    straight from its round, with no Python frame."""
+
+    cdef int run(self) except -1:
+        raise NotImplementedError
+
+    def schedule(self):
+        """Runs the logic once; False: it holds no work of its own."""
+        self.run()
+        return False
+
+
+cdef class Activations:
+    """The children of one scope asked to run.
+
+    While the scope runs a round (``scheduling``, child ``current`` running),
+    a child with a higher index joins the round: it goes onto ``heap``, which
+    the round pops in index order. Any other activation waits in ``deferred``
+    for the scope's next scheduling, and the first one asks for that
+    scheduling (``on_first()``, the scope's own activation). Activating a
+    child twice before it runs runs it once.
+
+    >>> asked = []
+    >>> acts = Activations(lambda: asked.append(True))
+    >>> acts.activate(3); acts.activate(3); acts.activate(1)
+    >>> sorted(acts.deferred), len(asked)
+    ([1, 3], 2)
+    """
+
+    def __init__(self, on_first):
+        self.deferred = set()
+        self.heap = []
+        self.scheduling = False
+        self.current = -1
+        self.on_first = on_first
+
+    cpdef activate(self, Py_ssize_t index):
+        """Asks for child ``index`` to be scheduled."""
+        if self.scheduling and index > self.current:
+            heappush(self.heap, index)
+            return
+        if index not in self.deferred:
+            self.deferred.add(index)
+            on_first = self.on_first
+            if type(on_first) is ChildActivator:
+                (<ChildActivator>on_first).fire()
+            else:
+                on_first()
+
+    def run_round(self, scope, list children, list compiled, tracker, bint direct,
+                  bint unlogged, dict local, dict final):
+        """Runs the children on ``heap`` (the scope's activated children), each
+        once, in index order; children activated meanwhile with a higher index
+        join the round. After each one runs, its shared progress goes to the
+        ``tracker`` (``direct``: one worker's, unless logged; a child scope's
+        too when ``unlogged``) or into ``local``/``final``, its incompleteness
+        into ``scope.incomplete_count``, and it shuts down once complete and
+        quiet. ``compiled[index]``, when not None, is the child's
+        :class:`Schedulable` logic, run in its place. The Python twin is
+        ``Subgraph._run_round`` (for logged and shuffled rounds)."""
+        cdef Py_ssize_t index, previous = -1
+        cdef list heap = self.heap
+        absorb_shared = tracker.absorb_shared
+        node_quiet = tracker.node_quiet
+        heapify(heap)
+        while heap:
+            index = heappop(heap)
+            if index <= previous:
+                continue
+            self.current = previous = index
+            child = children[index]
+            operator = child.operator
+            if operator is None:
+                continue
+            logic = compiled[index]
+            if logic is not None:
+                (<Schedulable>logic).run()
+                incomplete = False
+            else:
+                incomplete = operator.schedule()
+            if child.inward and (direct or unlogged and not child.local):
+                absorb_shared(child.shared, index, child.targets)
+            else:
+                child.shared.drain_into(local if child.local else final, index, child.targets)
+            if incomplete != child.incomplete:
+                scope.incomplete_count += 1 if incomplete else -1
+                child.incomplete = incomplete
+            if not incomplete and node_quiet(index):
+                operator.shut_down()
+                child.operator = None
+                compiled[index] = None     # its logic may hold what user code waits to free
+
+
+cdef class ChildActivator:
+    """Calling it activates child ``index`` of ``activations``: what a channel
+    calls when it delivers data to that child."""
+
+    def __init__(self, Activations activations, Py_ssize_t index):
+        self.activations = activations
+        self.index = index
+
+    cdef int fire(self) except -1:
+        self.activations.activate(self.index)
+        return 0
+
+    def __call__(self):
+        self.activations.activate(self.index)
+
+    def __repr__(self):
+        return f"ChildActivator({self.index})"

@@ -1,0 +1,37 @@
+from collections import deque
+from collections.abc import Callable
+
+from typing_extensions import disjoint_base
+
+from timely.dataflow._activate import Schedulable
+from timely.progress import ChangeBatch
+
+KINDS: dict[str, int]
+
+@disjoint_base
+class PipelinePusher:
+    """Delivers to a puller on this worker and activates its consumer."""
+
+    queue: deque[tuple[object, object]]
+    on_data: Callable[[], object]
+    def __init__(self, queue: deque[tuple[object, object]], on_data: Callable[[], object]) -> None: ...
+    def push(self, time: object, data: object) -> None: ...
+    def done(self) -> None: ...
+
+@disjoint_base
+class Counter:
+    """Counts the records pushed at each time, then hands the message on."""
+
+    tee: object
+    produced: ChangeBatch
+    def __init__(self, tee: object, produced: ChangeBatch) -> None: ...
+    def push(self, time: object, data: object) -> None: ...
+
+@disjoint_base
+class RecordLogic(Schedulable):
+    """The compiled logic of a stateless record operator."""
+
+    def __init__(self, kind: str, queues: list[deque[tuple[object, object]]],
+                 consumeds: list[ChangeBatch], fn: Callable[..., object] | None,
+                 counters: list[Counter]) -> None: ...
+    def __call__(self, frontiers: object) -> None: ...
