@@ -977,7 +977,7 @@ cdef tuple nullable_keys(object keys):
     take (nulls filled with some value), a bool array true where the key is
     not null (None when none is null), and the column's Arrow type (None
     when it has no nulls)."""
-    from timely.container.batch import ArrowColumn
+    from timely.container.batch import ArrowColumn, is_masked
 
     if type(keys) is ArrowColumn:
         import pyarrow as pa
@@ -990,9 +990,9 @@ cdef tuple nullable_keys(object keys):
             filled = array.fill_null("") if array.null_count else array
             return StringColumn.from_arrow(filled), valid, array.type
         values = keys.to_numpy()
-        values = np.ma.getdata(values) if isinstance(values, np.ma.MaskedArray) else values
+        values = np.ma.getdata(values) if is_masked(values) else values
         return values, valid, array.type
-    if isinstance(keys, np.ma.MaskedArray):
+    if is_masked(keys):
         mask = np.ma.getmaskarray(keys)
         if not mask.any():
             return np.ma.getdata(keys), None, None
@@ -1007,11 +1007,11 @@ cdef tuple nullable_keys(object keys):
 
 cdef tuple nullable_values(object values):
     """``(values, valid)`` as for keys, the values a numpy array."""
-    from timely.container.batch import ArrowColumn
+    from timely.container.batch import ArrowColumn, is_masked
 
     if type(values) is ArrowColumn:
         values = values.to_numpy()
-    if isinstance(values, np.ma.MaskedArray):
+    if is_masked(values):
         mask = np.ma.getmaskarray(values)
         return np.ma.getdata(values), (~mask if mask.any() else None)
     return values, None

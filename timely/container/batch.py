@@ -40,6 +40,7 @@ of received bytes).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -47,6 +48,14 @@ import numpy as np
 
 from timely.container._columns import StringColumn, strings_or_none
 from timely.errors import BatchError
+
+
+def is_masked(values: object) -> bool:
+    """Whether ``values`` is a numpy masked array. Never imports
+    ``numpy.ma`` (about 15 ms, on first use in each process): while it is
+    not imported no masked array can exist."""
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(values, ma.MaskedArray)
 
 __all__ = ["ArrowColumn", "Batch"]
 
@@ -207,7 +216,7 @@ def as_column(name: str, values):
     StringColumn; an ndarray is taken as it is)."""
     if type(values) is StringColumn or type(values) is ArrowColumn:
         return values
-    if isinstance(values, np.ma.MaskedArray):
+    if is_masked(values):
         return ArrowColumn.from_masked(values)
     if type(values) is np.ndarray:
         array = values
@@ -381,7 +390,7 @@ class Batch:
             mask = mask.array
         if hasattr(mask, "fill_null"):                 # an Arrow array
             mask = mask.fill_null(False).to_numpy(zero_copy_only=False)
-        elif isinstance(mask, np.ma.MaskedArray):
+        elif is_masked(mask):
             mask = np.ma.filled(mask, False)
         mask = np.asarray(mask)
         if mask.dtype != np.bool_ or mask.shape != (self._length,):

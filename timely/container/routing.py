@@ -18,7 +18,7 @@ import numpy as np
 from timely.container.aggregate import nested_type
 from timely.container._columns import (StringColumn, crc32, partition, partition_records,
                                        route, route_records, split_records, stable_hash)
-from timely.container.batch import ArrowColumn
+from timely.container.batch import ArrowColumn, is_masked
 from timely.errors import RouteError
 
 __all__ = ["crc32", "partition", "partition_records", "route", "route_nullable",
@@ -56,13 +56,13 @@ def route_nullable(keys, peers: int, name: str = "key") -> np.ndarray:
             values = keys.to_numpy()
         valid = (array.is_valid().to_numpy(zero_copy_only=False) if array.null_count
                  else None)
-    elif isinstance(keys, np.ma.MaskedArray):
+    elif is_masked(keys):
         mask = np.ma.getmaskarray(keys)
         values = np.ma.getdata(keys)
         valid = ~mask if mask.any() else None
     else:
         return route(keys, peers)
-    if isinstance(values, np.ma.MaskedArray):
+    if is_masked(values):
         values = np.ma.getdata(values)
     if valid is None:
         return route(values, peers)

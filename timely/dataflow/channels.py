@@ -19,6 +19,7 @@ import numpy as np
 
 from timely.communication.allocator import Puller
 from timely.container import ArrowColumn, Batch, StringColumn
+from timely.container.batch import is_masked
 from timely.container.routing import (partition, partition_records, route, route_nullable,
                                       split_records, stable_hash)
 from timely.dataflow._channels import Counter, PipelinePusher
@@ -194,7 +195,7 @@ class ExchangePusher:
             raise RouteError(
                 f"the exchange route {_name(key)} gave {len(keys)} keys for a batch of "
                 f"{len(batch)} rows")
-        if type(keys) is ArrowColumn or isinstance(keys, np.ma.MaskedArray):
+        if type(keys) is ArrowColumn or is_masked(keys):
             # Nulls go to one fixed worker; a nested type raises, at any
             # worker count.
             try:
