@@ -165,6 +165,8 @@ class Worker:
         return identifier
 
     def progcaster(self, subgraph: Subgraph) -> Progcaster:
+        """The progress channel of ``subgraph``, named by its address so
+        that it lines up between workers."""
         # Progress channels are named by the scope's address, not numbered
         # like data channels, so they line up even between workers that built
         # different graphs, which the fingerprint then reports.
@@ -312,6 +314,7 @@ class Worker:
             self._announce(final=False)
 
     def activate_dataflow(self, subgraph: Subgraph) -> None:
+        """Marks the dataflow of ``subgraph`` as runnable in the next step."""
         self.active.add(subgraph.dataflow_id)
 
     # -- running -------------------------------------------------------------
@@ -535,9 +538,11 @@ class Worker:
         return timeout
 
     def has_dataflows(self) -> bool:
+        """Whether any dataflow is still installed (not yet complete or dropped)."""
         return bool(self.dataflows)
 
     def installed_dataflows(self) -> list[int]:
+        """The identifiers of the installed dataflows, in order."""
         return sorted(self.dataflows)
 
     def drain(self, timeout: float | None = None) -> None:

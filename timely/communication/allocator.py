@@ -97,6 +97,10 @@ class Allocator:
     logger = None          # a timely.logging.Logger while communication events are logged
 
     def allocate(self, identifier: ChannelId, on_data):  # pragma: no cover - interface
+        """The channel ``identifier``: one pusher per worker (index ``j``
+        reaches worker ``j``) and this worker's puller; ``on_data()`` is
+        called when data arrives for it here. Raises ValueError when the
+        channel was allocated before."""
         raise NotImplementedError
 
     def receive(self) -> None:
@@ -157,10 +161,12 @@ class LocalPusher:
         self.on_data = on_data
 
     def push(self, message) -> None:
+        """Queues ``message`` for this worker's puller and activates its operator."""
         self.queue.append(message)
         self.on_data()
 
     def done(self) -> None:
+        """Nothing to flush: a local message is queued at once."""
         pass
 
 
@@ -190,6 +196,7 @@ class ThreadAllocator(Allocator):
         self.channels: dict[ChannelId, deque] = {}
 
     def allocate(self, identifier: ChannelId, on_data):
+        """As :meth:`Allocator.allocate`, for the one worker: a local queue."""
         if identifier in self.channels:
             raise ValueError(f"channel {identifier} allocated twice")
         queue: deque = deque()
@@ -241,9 +248,11 @@ class RemotePusher:
         self.identifier = identifier
 
     def push(self, message) -> None:
+        """Adds ``message`` to the outbox of its worker; :meth:`Allocator.release` sends it."""
         self.outbox.append((self.identifier, message))
 
     def done(self) -> None:
+        """Nothing to flush here: the allocator sends outboxes on release."""
         pass
 
 
@@ -289,6 +298,10 @@ class BatchingAllocator(Allocator):
         return q
 
     def allocate(self, identifier, on_data):
+        """As :meth:`Allocator.allocate`: a local queue for this worker,
+        outboxes for the others, and a puller that credits what it takes
+        back to the sender's window. Messages that arrived before the
+        channel existed are kept and activate it at once."""
         if identifier in self.callbacks:
             raise ValueError(f"channel {identifier} allocated twice")
         self.callbacks[identifier] = on_data

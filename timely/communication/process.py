@@ -109,6 +109,9 @@ class RingAllocator(BatchingAllocator):
         self.bell.ring()
 
     def receive(self) -> None:
+        """Delivers what the rings and the TCP links brought, then
+        releases what this worker pushed. Raises WorkerFailed once a link
+        failed."""
         if self.failure is not None:
             raise WorkerFailed(f"worker {self.index}: {self.failure}")
         logger = self.logger
@@ -129,6 +132,8 @@ class RingAllocator(BatchingAllocator):
         self.release()
 
     def release(self) -> None:
+        """Sends every outbox: into the peer's ring (ringing its doorbell
+        only when it announced that it parks) or to its TCP link."""
         rung = set()
         writers = self.writers
         logger = self.logger
@@ -154,6 +159,10 @@ class RingAllocator(BatchingAllocator):
                 bells[j].ring()
 
     def park(self, timeout) -> None:
+        """Sleeps on this worker's doorbell until data or :meth:`unpark`
+        arrives or ``timeout`` seconds pass, announcing the wait in its park
+        flag so that peers ring only then. Raises WorkerFailed once a link
+        failed."""
         if self.inbox:
             return
         if any(w.queued_bytes for w in self.writers.values()):
@@ -195,6 +204,7 @@ class RingAllocator(BatchingAllocator):
         self.links.clear()
 
     def shutdown(self) -> None:
+        """Closes the TCP links at once and drops the rings and doorbells."""
         for link in self.links.values():
             link.close()
         self.links.clear()

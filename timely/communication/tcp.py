@@ -191,6 +191,7 @@ class Session:
         return kind, payload
 
     def close(self) -> None:
+        """Shuts the connection down both ways and closes it."""
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()

@@ -49,6 +49,7 @@ class ThreadsShared:
         self.failure: tuple[int, str] | None = None  # (index, formatted traceback)
 
     def queue(self, identifier: ChannelId, receiver: int) -> deque:
+        """The queue of channel ``identifier`` at worker ``receiver``, made on first use."""
         key = (identifier, receiver)
         q = self.queues.get(key)
         if q is None:
@@ -97,6 +98,7 @@ class ThreadsAllocator(Allocator):
         self.early: set = set()                      # channels with data before allocation
 
     def allocate(self, identifier: ChannelId, on_data):
+        """As :meth:`Allocator.allocate`, over queues shared by the threads."""
         if identifier in self.callbacks:
             raise ValueError(f"channel {identifier} allocated twice")
         self.callbacks[identifier] = on_data
@@ -116,6 +118,8 @@ class ThreadsAllocator(Allocator):
             raise WorkerFailed(f"worker {failure[0]} failed:\n{failure[1]}")
 
     def receive(self) -> None:
+        """Activates the channels that other threads pushed to. Raises
+        WorkerFailed when another worker failed."""
         self.check()
         inbox = self.shared.inbox[self.index]
         if not inbox:
@@ -131,6 +135,8 @@ class ThreadsAllocator(Allocator):
                 callback()
 
     def park(self, timeout) -> None:
+        """Waits on this thread's doorbell for ``timeout`` seconds at most,
+        unless data is waiting. Raises WorkerFailed when another worker failed."""
         bell = self.shared.doorbell[self.index]
         if not self.shared.inbox[self.index]:
             bell.wait(timeout)
