@@ -37,7 +37,7 @@ from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import Ok
-from timely.dataflow.operators.relational import KeyIndex, improve, join
+from timely.dataflow.operators.relational import KeyIndex, PendingBatches, improve, join
 from timely.progress import less_equal
 from timely.errors import ColumnarError
 
@@ -117,30 +117,18 @@ def _local_forests(edges, src: str, dst: str):
 
     def build(caps, _info):
         caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        pending: dict = {}
+        pending = PendingBatches(FrontierNotificator(b.arity))
 
         def run(frontiers):
-            for cap, data in inp:
-                held = pending.get(cap.time)
-                if held is None:
-                    held = pending[cap.time] = []
-                    notificator.notify_at(cap)
-                held.append(_edges(data, src, dst))
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                parts = pending.pop(ready.time)
-                s = np.concatenate([p[0] for p in parts])
-                d = np.concatenate([p[1] for p in parts])
-                index = KeyIndex(1)
-                ids = index.insert([np.concatenate([s, d])])
-                keys = np.asarray(index.keys()[0])     # int64 keys decode as int64
-                least = component_minima(ids[:len(s)], ids[len(s):], keys)
-                if len(keys):
-                    out.session(ready).give_container(Batch(src=keys, dst=least))
+            for ready, rows in pending.complete(inp, frontiers, "connected_components"):
+                if rows is not None:
+                    s, d = _edges(rows, src, dst)
+                    index = KeyIndex(1)
+                    ids = index.insert([np.concatenate([s, d])])
+                    keys = np.asarray(index.keys()[0])     # int64 keys decode as int64
+                    least = component_minima(ids[:len(s)], ids[len(s):], keys)
+                    if len(keys):
+                        out.session(ready).give_container(Batch(src=keys, dst=least))
                 ready.drop()
 
         return run
@@ -282,31 +270,22 @@ def _rank_step(info, contributions, body, name: str):
     def build(caps, _info):
         caps.clear()
         notificator = FrontierNotificator(b.arity)
+        infos, contributions = PendingBatches(notificator), PendingBatches(notificator)
         state = _Ranks()
-        pending: dict = {}
-
-        def hold(cap, data, side):
-            entry = pending.get(cap.time)
-            if entry is None:
-                entry = pending[cap.time] = ([], [])
-                notificator.notify_at(cap)
-            if len(data):
-                entry[side].append(data)
 
         def run(frontiers):
             for cap, data in iin:
-                hold(cap, data, 0)
+                infos.add(cap, data)
             for cap, data in cin:
-                hold(cap, data, 1)
+                contributions.add(cap, data)
             while True:
                 item = notificator.next(frontiers)
                 if item is None:
                     break
                 ready, _ = item
-                infos, contribs = pending.pop(ready.time)
-                new = state.add(Batch.concat(infos)) if infos else np.zeros(0, np.int64)
-                got = Batch.concat(contribs) if contribs else None
-                produced = body(state, new, got)
+                info = infos.take(ready.time)
+                new = state.add(info) if info is not None else np.zeros(0, np.int64)
+                produced = body(state, new, contributions.take(ready.time))
                 if produced is not None and len(produced):
                     out.session(ready).give_container(produced)
                 ready.drop()

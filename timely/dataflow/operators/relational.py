@@ -82,14 +82,18 @@ def time_less_equal(a, b) -> bool:
     return a <= b
 
 
-class _Pending:
-    """Batches per time, each time requested once from a notificator."""
+class PendingBatches:
+    """The Batches of one input held per time until the time is complete,
+    each time requested once from ``notificator`` (which several inputs of
+    one operator may share)."""
 
     def __init__(self, notificator: FrontierNotificator):
         self.notificator = notificator
         self.times: dict = {}
 
     def add(self, cap, batch: Batch) -> None:
+        """Holds ``batch`` at ``cap``'s time (an empty one only marks the
+        time), asking for a notification the first time a time is seen."""
         held = self.times.get(cap.time)
         if held is None:
             held = self.times[cap.time] = []
@@ -98,6 +102,7 @@ class _Pending:
             held.append(batch)
 
     def take(self, time) -> Batch | None:
+        """The rows held at ``time`` as one Batch (None when none came), released."""
         held = self.times.pop(time, None)
         if not held:
             return None
@@ -188,7 +193,7 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
     def build(caps, info):
         caps.clear()
         notificator = FrontierNotificator(b.arity)
-        lefts, rights = _Pending(notificator), _Pending(notificator)
+        lefts, rights = PendingBatches(notificator), PendingBatches(notificator)
         kept: list[_Built] = []          # the persisted side's rows, one entry per time
         # The persisted side's codes must stay valid across times: one
         # encoder per key position for the operator's life (the other side
@@ -271,7 +276,7 @@ def distinct(stream, columns, *, persist: bool = False, name: str = "Distinct"):
     def build(caps, info):
         caps.clear()
         notificator = FrontierNotificator(b.arity)
-        pending = _Pending(notificator)
+        pending = PendingBatches(notificator)
         seen = KeyIndex(len(names))
 
         def run(frontiers):
@@ -318,7 +323,7 @@ def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve")
     def build(caps, info):
         caps.clear()
         notificator = FrontierNotificator(b.arity)
-        pending = _Pending(notificator)
+        pending = PendingBatches(notificator)
         index = KeyIndex(len(names))
         state: list[np.ndarray | None] = [None]
 
