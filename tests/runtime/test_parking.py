@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import timely
@@ -308,3 +309,30 @@ def test_a_capability_dropped_outside_a_step_ends_the_park():
         return worker._steps - before
 
     assert timely.execute_directly(work) <= STEP_LIMIT
+
+
+def test_drain_parks_while_progress_waits_to_be_sent(workers, mode):
+    # The fast workers hold progress of their own that no other worker needs
+    # yet (the demand-driven protocol keeps it until it matters): waiting
+    # with it must park, not wake at once to find that it still need not go.
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            probe = stream.aggregate("key", "value", how="sum").probe()
+        slow = worker.index == worker.peers - 1
+        for epoch in range(3):
+            if slow and epoch == 2:
+                time.sleep(SLOW)
+            handle.send_batch(timely.Batch(key=np.arange(100) % 7, value=np.ones(100, np.int64)))
+            handle.advance_to(epoch + 1)
+            worker.step()
+        handle.close()
+        before_steps, before_cpu = worker._steps, time.thread_time()
+        while not probe.done():
+            worker.step_or_park(None)
+        return slow, worker._steps - before_steps, time.thread_time() - before_cpu
+
+    for index, (slow, steps, cpu) in enumerate(timely.execute(work, workers=workers, mode=mode)):
+        if not slow:
+            assert steps <= STEP_LIMIT, f"worker {index} stepped {steps} times while waiting"
+            assert cpu <= CPU_LIMIT, f"worker {index} used {cpu:.3f} s of CPU while waiting"

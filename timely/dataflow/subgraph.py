@@ -96,6 +96,11 @@ class Subgraph(SubgraphProgress):
             # a child scope (one with a parent) always has its index there
             self.parent.activate_child(self.index_in_parent)  # type: ignore[arg-type]
 
+    def local_ready(self) -> bool:
+        # As schedule() decides: one worker applies its changes at once;
+        # several send them eagerly, or once must_send() says they matter.
+        return self.solo or self.eager or self.must_send(False)
+
     # -- running ------------------------------------------------------------
 
     def schedule(self) -> bool:

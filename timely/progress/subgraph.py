@@ -261,8 +261,15 @@ class SubgraphProgress(Operate):
         for child in self.children[1:]:
             if child is not None and child.operator is not None and child.shared:
                 self.extract_progress(child)
-        return bool(self.local_pointstamp or self.final_pointstamp) or (
+        return bool(self.final_pointstamp) or (
+            bool(self.local_pointstamp) and self.local_ready()) or (
             self.tracker is not None and self.tracker.pending())
+
+    def local_ready(self) -> bool:
+        """Whether the accumulated local changes would be applied or sent if
+        the scope ran now (a scope that holds them back until they matter,
+        as :meth:`must_send` decides, is not woken for them)."""
+        return True
 
     def harvest_inputs(self) -> None:
         """Counts the records that entered through the scope's inputs: produced
