@@ -282,3 +282,28 @@ def test_groupby_many_string_keys():
     group.update(column[60_000:])
     keys, columns = group.result()
     assert dict(zip(keys.tolist(), columns["count"].tolist())) == Counter(words)
+
+
+@pytest.mark.parametrize("dtype", ["U6", "S6"])
+def test_groupby_many_fixed_width_keys_grow_their_tables(dtype):
+    # Tables start small and double as new keys arrive, within a chunk too.
+    rng = np.random.default_rng(11)
+    raw = [f"k{k}" for k in rng.integers(0, 50_000, 80_000)]
+    keys = np.array(raw if dtype[0] == "U" else [k.encode() for k in raw], dtype=dtype)
+    group = GroupBy("count")
+    group.update(keys[:50_000])
+    group.update(keys[50_000:])
+    got = as_dict(group)
+    assert got == {k: {"count": c} for k, c in Counter(keys.tolist()).items()}
+    assert list(got) == list(dict.fromkeys(keys.tolist()))   # first-arrival order
+
+
+def test_groupby_string_keys_grow_from_empty_and_empty_strings():
+    # The first keys have no bytes: the key store grows only when a key
+    # with bytes arrives.
+    words = ["", "", "a", "", "bb" * 50, "a"] + [f"x{i}" for i in range(5000)]
+    group = GroupBy("count")
+    group.update(StringColumn.from_strings(words))
+    keys, columns = group.result()
+    assert dict(zip(keys.tolist(), columns["count"].tolist())) == Counter(words)
+    assert keys.tolist() == list(dict.fromkeys(words))

@@ -47,12 +47,14 @@ cdef class GroupBy:
     cdef int reserve_bytes(self, int64_t extra) except -1
     cdef int widen(self, Py_ssize_t width) except -1
     cdef int set_values(self, int vkind) except -1
-    cdef void assign_int(self, const int64_t *keys, Py_ssize_t n, int64_t *ids) noexcept nogil
-    cdef void assign_fixed(self, const unsigned char *rows, Py_ssize_t n,
-                           int64_t *ids) noexcept nogil
-    cdef void assign_string(self, const int64_t *offsets, const uint8_t *data, Py_ssize_t n,
-                            int64_t *ids) noexcept nogil
-    cdef int assign_object(self, PyObject **keys, Py_ssize_t n, int64_t *ids) except -1
+    cdef Py_ssize_t assign_int(self, const int64_t *keys, Py_ssize_t n,
+                               int64_t *ids) noexcept nogil
+    cdef Py_ssize_t assign_fixed(self, const unsigned char *rows, Py_ssize_t n,
+                                 int64_t *ids) noexcept nogil
+    cdef Py_ssize_t assign_string(self, const int64_t *offsets, const uint8_t *data,
+                                  Py_ssize_t n, int64_t *ids) noexcept nogil
+    cdef Py_ssize_t assign_object(self, PyObject **keys, Py_ssize_t n,
+                                  int64_t *ids) except -1
     cdef void fold(self, const int64_t *ids, Py_ssize_t n, const int64_t *counts,
                    const void *sums, const void *mins, const void *maxs) noexcept nogil
     cdef int absorb(self, object keys, object counts, object sums, object mins,

@@ -69,6 +69,8 @@ cdef enum:
 # Rows are hashed into groups this many at a time, after room for as many new
 # groups has been made: the probing loops then never allocate.
 cdef Py_ssize_t CHUNK = 1 << 14
+# The groups a table first has room for; it doubles as keys arrive.
+cdef Py_ssize_t FIRST_GROUPS = 256
 # Fibonacci hashing: the top bits of h * 2^64/phi pick the slot, so keys that
 # differ only in high bits, or are multiples of a power of two, still spread.
 cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL
@@ -381,7 +383,9 @@ cdef class GroupBy:
                 self.fmax = grow(self.fmax, old, cap, -INFINITY)
         self.capacity = cap
         bits = 4
-        while (<Py_ssize_t>1 << bits) < 2 * cap:
+        # A quarter full while the index fits in cache (fewer probes per
+        # row), half full beyond (where each probe is a miss anyway).
+        while (<Py_ssize_t>1 << bits) < (4 if cap < 65536 else 2) * cap:
             bits += 1
         slots = <Py_ssize_t>1 << bits
         free(self.index)
@@ -524,21 +528,27 @@ cdef class GroupBy:
     # -- the hot loops -------------------------------------------------------
 
     @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
-    cdef void assign_int(self, const int64_t *keys, Py_ssize_t n, int64_t *ids) noexcept nogil:
+    cdef Py_ssize_t assign_int(self, const int64_t *keys, Py_ssize_t n,
+                               int64_t *ids) noexcept nogil:
+        # Stops before the first row that needs a group when every group's
+        # place is taken: returns the rows assigned.
         cdef int64_t *index = self.index
         cdef int64_t *stored = self.ikeys
         cdef uint64_t *hashes = self.hashes
         cdef uint64_t mask = <uint64_t>(self.slots - 1)
         cdef int shift = self.shift
-        cdef Py_ssize_t size = self.size, i
+        cdef Py_ssize_t size = self.size, cap = self.capacity, i = 0
         cdef uint64_t s
         cdef int64_t k, g
-        for i in range(n):
+        while i < n:
             k = keys[i]
             s = (<uint64_t>k * FIB) >> shift
             while True:
                 g = index[s]
                 if g < 0:
+                    if size == cap:
+                        self.size = size
+                        return i
                     g = size
                     size += 1
                     stored[g] = k
@@ -549,27 +559,33 @@ cdef class GroupBy:
                     break
                 s = (s + 1) & mask
             ids[i] = g
+            i += 1
         self.size = size
+        return n
 
     @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
-    cdef void assign_fixed(self, const unsigned char *rows, Py_ssize_t n,
-                           int64_t *ids) noexcept nogil:
+    cdef Py_ssize_t assign_fixed(self, const unsigned char *rows, Py_ssize_t n,
+                                 int64_t *ids) noexcept nogil:
+        # As assign_int: stops when the groups are full.
         cdef int64_t *index = self.index
         cdef unsigned char *stored = self.fkeys
         cdef uint64_t *hashes = self.hashes
         cdef uint64_t mask = <uint64_t>(self.slots - 1)
         cdef int shift = self.shift
-        cdef Py_ssize_t size = self.size, width = self.width, i
+        cdef Py_ssize_t size = self.size, width = self.width, cap = self.capacity, i = 0
         cdef const unsigned char *row
         cdef uint64_t s, h
         cdef int64_t g
-        for i in range(n):
+        while i < n:
             row = rows + i * width
             h = hash_bytes(row, width)
             s = (h * FIB) >> shift
             while True:
                 g = index[s]
                 if g < 0:
+                    if size == cap:
+                        self.size = size
+                        return i
                     g = size
                     size += 1
                     memcpy(stored + g * width, row, <size_t>width)
@@ -580,12 +596,15 @@ cdef class GroupBy:
                     break
                 s = (s + 1) & mask
             ids[i] = g
+            i += 1
         self.size = size
+        return n
 
     @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
-    cdef void assign_string(self, const int64_t *offsets, const uint8_t *data, Py_ssize_t n,
-                            int64_t *ids) noexcept nogil:
-        # reserve_bytes made room for every byte of these rows.
+    cdef Py_ssize_t assign_string(self, const int64_t *offsets, const uint8_t *data,
+                                  Py_ssize_t n, int64_t *ids) noexcept nogil:
+        # As assign_int: stops when the groups are full, or a new key's
+        # bytes do not fit in what is stored.
         cdef int64_t *index = self.index
         cdef int64_t *starts = self.soffsets
         cdef uint64_t *words = self.swords
@@ -593,11 +612,12 @@ cdef class GroupBy:
         cdef uint64_t *hashes = self.hashes
         cdef uint64_t mask = <uint64_t>(self.slots - 1)
         cdef int shift = self.shift
-        cdef Py_ssize_t size = self.size, i
+        cdef Py_ssize_t size = self.size, cap = self.capacity, i = 0
+        cdef int64_t room = self.sdata_cap
         cdef const uint8_t *row
         cdef int64_t length, g
         cdef uint64_t s, h, word
-        for i in range(n):
+        while i < n:
             row = data + offsets[i]
             length = offsets[i + 1] - offsets[i]
             word = string_word(row, <size_t>length)
@@ -606,9 +626,13 @@ cdef class GroupBy:
             while True:
                 g = index[s]
                 if g < 0:
+                    if size == cap or starts[size] + length > room:
+                        self.size = size
+                        return i
                     g = size
                     size += 1
-                    memcpy(stored + starts[g], row, <size_t>length)
+                    if length:
+                        memcpy(stored + starts[g], row, <size_t>length)
                     starts[g + 1] = starts[g] + length
                     words[g] = word
                     hashes[g] = h
@@ -620,10 +644,14 @@ cdef class GroupBy:
                     break
                 s = (s + 1) & mask
             ids[i] = g
+            i += 1
         self.size = size
+        return n
 
     @cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
-    cdef int assign_object(self, PyObject **keys, Py_ssize_t n, int64_t *ids) except -1:
+    cdef Py_ssize_t assign_object(self, PyObject **keys, Py_ssize_t n,
+                                  int64_t *ids) except -1:
+        # As assign_int: stops when the groups are full.
         # A key's __eq__ may run Python code; it cannot reach these buffers,
         # and `keys` stays alive because the caller holds its array.
         cdef int64_t *index = self.index
@@ -631,12 +659,12 @@ cdef class GroupBy:
         cdef uint64_t *hashes = self.hashes
         cdef uint64_t mask = <uint64_t>(self.slots - 1)
         cdef int shift = self.shift
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i = 0, cap = self.capacity
         cdef PyObject *key
         cdef PyObject *other
         cdef uint64_t s, h
         cdef int64_t g
-        for i in range(n):
+        while i < n:
             key = keys[i]
             if key == NULL:
                 key = Py_None
@@ -645,6 +673,8 @@ cdef class GroupBy:
             while True:
                 g = index[s]
                 if g < 0:
+                    if self.size == cap:
+                        return i
                     g = self.size
                     incref(key)
                     stored[g] = key
@@ -657,7 +687,8 @@ cdef class GroupBy:
                     break
                 s = (s + 1) & mask
             ids[i] = g
-        return 0
+            i += 1
+        return n
 
     @cython.overflowcheck(False)  # counts wrap like sums rather than check without the GIL
     cdef void fold(self, const int64_t *ids, Py_ssize_t n, const int64_t *counts,
@@ -700,27 +731,44 @@ cdef class GroupBy:
         cdef const char *lo = <const char *>data_of(mins) if mins is not None else NULL
         cdef const char *hi = <const char *>data_of(maxs) if maxs is not None else NULL
         cdef int64_t *ids = <int64_t *>malloc(<size_t>min(n, CHUNK) * sizeof(int64_t) + 8)
-        cdef Py_ssize_t kw
+        cdef Py_ssize_t kw, done, got, row
         if ids == NULL:
             raise MemoryError()
         try:
+            if self.capacity == 0:
+                self.reserve(min(n, FIRST_GROUPS))
             while start < n:
                 stop = min(n, start + CHUNK)
                 m = stop - start
-                self.reserve(m)
-                if self.mode == KEYS_INT:
-                    with nogil:
-                        self.assign_int(<const int64_t *>kp + start, m, ids)
-                elif self.mode == KEYS_FIXED:
-                    kw = self.width
-                    with nogil:
-                        self.assign_fixed(<const unsigned char *>kp + start * kw, m, ids)
-                elif self.mode == KEYS_STRING:
-                    self.reserve_bytes(sp_off[stop] - sp_off[start])
-                    with nogil:
-                        self.assign_string(sp_off + start, <const uint8_t *>kp, m, ids)
-                else:
-                    self.assign_object(<PyObject **>kp + start, m, ids)
+                # The tables grow (doubling) only when a new key finds them
+                # full: their size follows the distinct keys, not the rows.
+                done = 0
+                while True:
+                    if self.mode == KEYS_INT:
+                        with nogil:
+                            got = self.assign_int(<const int64_t *>kp + start + done, m - done,
+                                                  ids + done)
+                    elif self.mode == KEYS_FIXED:
+                        kw = self.width
+                        with nogil:
+                            got = self.assign_fixed(
+                                <const unsigned char *>kp + (start + done) * kw, m - done,
+                                ids + done)
+                    elif self.mode == KEYS_STRING:
+                        with nogil:
+                            got = self.assign_string(sp_off + start + done, <const uint8_t *>kp,
+                                                     m - done, ids + done)
+                    else:
+                        got = self.assign_object(<PyObject **>kp + start + done, m - done,
+                                                 ids + done)
+                    done += got
+                    if done == m:
+                        break
+                    if self.size == self.capacity:
+                        self.reserve(1)
+                    if self.mode == KEYS_STRING:
+                        row = start + done
+                        self.reserve_bytes(sp_off[row + 1] - sp_off[row])
                 with nogil:
                     self.fold(ids, m, cp + start if cp != NULL else NULL,
                               sp + start * vsize if sp != NULL else NULL,
