@@ -199,3 +199,49 @@ def test_rings_of_a_formatted_layout_carry_messages_independently():
     finally:
         segment.close()
         segment.unlink()
+
+
+def _minor_faults() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def test_a_prefaulted_ring_takes_no_page_faults_when_written():
+    layout = Inboxes(2, 2)
+    segment = Segment.create(layout.size)
+    try:
+        layout.format(segment.buf)
+        ring = layout.ring(segment.buf, 1, 0)
+        pages = layout.ring_bytes // 4096
+        ones, twos = b"\x01" * len(ring), b"\x02" * len(ring)
+        before = _minor_faults()
+        ring[:] = ones
+        cold = _minor_faults() - before
+        assert cold >= pages // 2           # a page at a time (or a few, by fault-around)
+        layout.prefault(segment, 0, 1)      # starts at an offset that is no page boundary
+        before = _minor_faults()
+        view = layout.ring(segment.buf, 0, 1)
+        view[:] = twos
+        warm = _minor_faults() - before
+        if warm >= pages // 2:
+            pytest.skip(f"this kernel ({os.uname().release}) maps no pages on MADV_POPULATE_WRITE")
+        assert warm <= 4
+        assert bytes(ring[:4]) == b"\x01" * 4 and bytes(view[-4:]) == b"\x02" * 4
+        del ring, view
+    finally:
+        segment.unlink()
+        segment.close_when_free()
+
+
+def test_prefault_keeps_what_the_segment_holds():
+    segment = Segment.create(3 * 4096 + 100)
+    try:
+        segment.buf[5000:5005] = b"hello"
+        segment.prefault(4999, 10)
+        segment.prefault()
+        segment.prefault(3 * 4096, 1000)    # past the end: only what is there
+        assert bytes(segment.buf[5000:5005]) == b"hello"
+    finally:
+        segment.unlink()
+        segment.close_when_free()

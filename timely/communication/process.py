@@ -231,6 +231,8 @@ class ProcessAllocator(RingAllocator):
         for j in range(first, first + local):
             if j == index:
                 continue
+            layout.prefault(segment, j - first, me)
+            layout.prefault(segment, me, j - first)
             writers[j] = RingWriter(layout.ring(segment.buf, j - first, me))
             readers[j] = RingReader(layout.ring(segment.buf, me, j - first))
         bells = {first + k: EventfdDoorbell(fd) for k, fd in enumerate(doorbells)}

@@ -21,7 +21,10 @@ launcher makes one segment with the inboxes of all its workers
 inbox (``Inboxes(1, peers)``) and writes into its local peers' segments.
 
 Costs: a segment costs address space for every ring and memory only for the
-pages that are written; formatting a ring writes its header only.
+pages that are written; formatting a ring writes its header only. A worker
+maps the rings it uses (:meth:`Segment.prefault`) when it starts, a ring
+(1 MiB) per pair of workers on one host that exchange, so that its sends
+and receives take no page faults.
 
 >>> layout = Inboxes(receivers=2, senders=2)
 >>> layout.size == 4 * RING_BYTES + 2 * PARK_FLAG_BYTES
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import mmap
 import os
 from multiprocessing import resource_tracker, shared_memory
 
@@ -43,6 +47,8 @@ from timely.communication.ring import PARK_FLAG_BYTES, ParkFlag, format_park_fla
 PREFIX = "timely-"
 #: Bytes per ring: 1 MiB of records and the ring's header.
 RING_BYTES = (1 << 20) + 192
+#: ``madvise`` advice to map a range's pages for writing (Linux 5.14 and later).
+MADV_POPULATE_WRITE = 23
 #: Where POSIX shared memory appears as files on Linux.
 SHM_DIRECTORY = "/dev/shm"
 
@@ -146,6 +152,20 @@ class Segment:
             resource_tracker.unregister("/" + memory.name, "shared_memory")
         return cls(memory, owner=False)
 
+    def prefault(self, start: int = 0, length: int | None = None) -> None:
+        """Maps the pages of ``length`` bytes from ``start`` (the whole
+        segment by default) into this process now, writable (Linux 5.14's
+        ``MADV_POPULATE_WRITE``): a ring's writes then take no page fault
+        one page at a time. On a kernel without that advice, pages are
+        mapped as they are first touched instead."""
+        length = self.size - start if length is None else length
+        first = start - start % mmap.PAGESIZE
+        try:
+            self._memory._mmap.madvise(  # type: ignore[attr-defined]
+                MADV_POPULATE_WRITE, first, min(self.size, start + length) - first)
+        except (OSError, AttributeError, ValueError):
+            pass
+
     @property
     def buf(self) -> memoryview:
         """The segment's memory, as a writable memoryview."""
@@ -200,6 +220,11 @@ class Inboxes:
         if not (0 <= receiver < self.receivers and 0 <= sender < self.senders):
             raise IndexError(f"no ring from slot {sender} to slot {receiver} in {self!r}")
         return (receiver * self.senders + sender) * self.ring_bytes
+
+    def prefault(self, segment: Segment, receiver: int, sender: int) -> None:
+        """Maps the ring from ``sender`` to ``receiver`` of ``segment`` into
+        this process now (:meth:`Segment.prefault`)."""
+        segment.prefault(self.offset(receiver, sender), self.ring_bytes)
 
     def ring(self, buf, receiver: int, sender: int) -> memoryview:
         """The bytes of that ring in ``buf`` (a segment's memory)."""

@@ -154,6 +154,8 @@ class TaskWorker:
                     continue
                 theirs = Segment.attach(m["segment"])
                 self.attached.append(theirs)
+                inbox.prefault(theirs, 0, index)
+                inbox.prefault(self.segment, 0, j)
                 writers[j] = RingWriter(inbox.ring(theirs.buf, 0, index))
                 readers[j] = RingReader(inbox.ring(self.segment.buf, 0, j))
                 peer_flags[j] = inbox.flag(theirs.buf, 0)
