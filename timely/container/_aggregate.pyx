@@ -66,8 +66,9 @@ cdef enum:
     VALUES_INT = 1
     VALUES_FLOAT = 2
 
-# Rows are hashed into groups this many at a time, after room for as many new
-# groups has been made: the probing loops then never allocate.
+# Rows are hashed into groups this many at a time (their group ids are held
+# for the fold); a probing loop that finds the groups full stops, and its
+# caller doubles them and goes on: the loops themselves never allocate.
 cdef Py_ssize_t CHUNK = 1 << 14
 # The groups a table first has room for; it doubles as keys arrive.
 cdef Py_ssize_t FIRST_GROUPS = 256
