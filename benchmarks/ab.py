@@ -1,7 +1,9 @@
 """Before and after: the standard workloads against two or more source trees,
 measured alternately in one run.
 
-Each tree (a checkout of timely built in place) is measured in its own
+Each workload is timed inside the workers, from the moment all of them are
+ready (a barrier) until the answer is complete. Each tree (a checkout of
+timely built in place) is measured in its own
 subprocess with the tree first on ``sys.path``; the trees take turns, round
 after round, and each figure is the best of the rounds, so load on a shared
 machine falls on every tree alike. Every run checks its answer before its
@@ -47,6 +49,18 @@ LOOPS = 10**5
 # -- workloads (run inside the measuring subprocess) --------------------------
 
 
+def started(worker) -> float:
+    """The clock's start inside ``worker``, once every worker got there (a
+    barrier): a workload's time then counts its computation, not how much
+    later one worker's process started than another's."""
+    from timely.synchronization import Barrier
+
+    barrier = Barrier(worker)
+    barrier.wait()
+    barrier.close()
+    return time.perf_counter()
+
+
 def _words(n: int = WORDS):
     from timely.examples.wordcount import make_words
 
@@ -71,7 +85,7 @@ def columnar_wordcount(workers: int, rows: int = WORDS) -> float:
             probe = stream.aggregate("word", how="count").inspect_batch(
                 lambda t, b: out.append(b)).probe()
         per = -(-len(mine) // 10)
-        start = time.perf_counter()
+        start = started(worker)
         for epoch in range(10):
             handle.send_batch(Batch(word=mine[epoch * per:(epoch + 1) * per]))
             handle.advance_to(epoch + 1)
@@ -127,7 +141,7 @@ def columnar_tumbling(workers: int, rows: int = ROWS) -> float:
             handle, stream = scope.new_input()
             probe = stream.aggregate("key", "value", how="sum").inspect_batch(
                 lambda t, b: out.append((t, b))).probe()
-        start = time.perf_counter()
+        start = started(worker)
         for epoch in range(rows // epoch_rows):
             lo = epoch * epoch_rows + worker.index * share
             hi = (epoch + 1) * epoch_rows if worker.index == worker.peers - 1 else lo + share
@@ -172,7 +186,7 @@ def record_wordcount(workers: int) -> float:
                 lambda t, updates: final.update(updates)).probe()
         mine = words[worker.index::worker.peers]
         per_epoch = -(-len(mine) // 10)
-        start = time.perf_counter()
+        start = started(worker)
         for epoch in range(10):
             chunk = mine[epoch * per_epoch:(epoch + 1) * per_epoch]
             for at in range(0, len(chunk), 1024):
@@ -221,7 +235,7 @@ def record_tumbling(workers: int) -> float:
             handle, stream = scope.new_input()
             probe = (stream.unary_notify(timely.Exchange(lambda r: r[0]), "Sum", [], logic)
                      .inspect_batch(lambda t, b: out.append((t, b))).probe())
-        start = time.perf_counter()
+        start = started(worker)
         for epoch in range(ROWS // EPOCH_ROWS):
             lo = epoch * EPOCH_ROWS + worker.index * share
             hi = (epoch + 1) * EPOCH_ROWS if worker.index == worker.peers - 1 else lo + share
@@ -262,7 +276,7 @@ def strings_round_trip(workers: int) -> float:
             handle, stream = scope.new_input()
             probe = stream.exchange("word").inspect_batch(
                 lambda t, b: out.append(b.to_arrow())).probe()
-        start = time.perf_counter()
+        start = started(worker)
         for at in range(0, mine.num_rows, 65536):
             handle.send_batch(Batch.from_arrow(mine.slice(at, 65536)))
             worker.step()

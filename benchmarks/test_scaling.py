@@ -41,8 +41,9 @@ def test_two_workers_against_one(benchmark, case):
         two.append(fn(2, rows))
 
     benchmark.pedantic(alternate, rounds=3, iterations=1)
-    # The workloads time themselves (from the first send until the answer is
-    # complete, inside the workers): the best of each count's rounds.
+    # The workloads time themselves (inside the workers, from the moment all
+    # of them are ready until the answer is complete): the best of each
+    # count's rounds.
     one_s, two_s = min(one), min(two)
     benchmark.extra_info.update({
         "rows": rows,

@@ -96,6 +96,8 @@ def from_datetime(value: TimeLike) -> Time:
     >>> from_datetime((datetime.datetime(1970, 1, 1, 0, 0, 1), 7))
     (1000000000, 7)
     """
+    if type(value) is int:
+        return value
     import datetime
 
     import numpy as np
