@@ -328,6 +328,12 @@ WORKLOADS = [
 
 def measure_here() -> dict:
     """Every workload once in this process: ``{"name/workers": seconds}``."""
+    from multiprocessing import resource_tracker
+
+    # Started once per process by the first shared-memory segment: a new
+    # interpreter whose start-up would otherwise fall into the first
+    # 2-worker run measured.
+    resource_tracker.ensure_running()
     figures = {}
     for name, fn, counts, _ in WORKLOADS:
         for workers in counts:
