@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Builds the CRC tables; call once before anything else here (idempotent). */
 void tly_hash_init(void);
@@ -86,5 +87,50 @@ void tly_route_str32(const int32_t *offsets, const uint8_t *data, size_t n, int6
  * for worker 0, then worker 1, ..., each in input order. Destinations must
  * be in [0, peers). */
 void tly_partition(const int64_t *dest, size_t n, int64_t peers, int64_t *counts, int64_t *order);
+
+/* ---- in-process hashing of byte strings, for hash tables ---------------
+ * Not a routing hash: these values may change between versions and are never
+ * sent anywhere. Every byte counts (a NUL too). */
+
+/* A string's first eight bytes; for a string of at most eight bytes a word
+ * that, with the length, determines the string (two overlapping 4-byte
+ * reads, or three single bytes): such strings compare without reading
+ * their bytes. */
+static inline uint64_t tly_string_word(const uint8_t *p, size_t n)
+{
+    uint64_t w = 0;
+    uint32_t lo, hi;
+    if (n >= 8) {
+        memcpy(&w, p, 8);
+        return w;
+    }
+    if (n >= 4) {
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        return (uint64_t)lo | (uint64_t)hi << 32;
+    }
+    if (n > 0)
+        return (uint64_t)p[0] | (uint64_t)p[n >> 1] << 8 | (uint64_t)p[n - 1] << 16;
+    return 0;
+}
+
+/* The hash of `n` bytes at `p` whose tly_string_word is `word`: the word,
+ * then eight bytes per multiply, the last eight overlapping the ones before. */
+static inline uint64_t tly_hash_string(const uint8_t *p, size_t n, uint64_t word)
+{
+    uint64_t h = (word ^ (n * 0x9E3779B97F4A7C15ULL)) * 0xFF51AFD7ED558CCDULL;
+    uint64_t w;
+    size_t i = 8;
+    if (n > 8) {
+        while (i + 8 <= n) {
+            memcpy(&w, p + i, 8);
+            h = (h ^ (h >> 29) ^ w) * 0xC4CEB9FE1A85EC53ULL;
+            i += 8;
+        }
+        memcpy(&w, p + n - 8, 8);
+        h = (h ^ (h >> 29) ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    }
+    return h ^ (h >> 32);
+}
 
 #endif

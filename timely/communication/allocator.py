@@ -45,11 +45,11 @@ from typing import Union
 
 from timely.errors import ConfigurationError, FrameError
 
-# The channel that carries window credit: a count of bytes.
 # A channel's identifier: an int for a data channel, a tuple naming a
 # system channel (progress of a scope, the dataflow census, credits).
 ChannelId = Union[int, tuple]
 
+# The channel that carries window credit: a count of bytes.
 CREDIT = ("credit",)
 # Credit owed to an idle peer is sent on its own once this much has gathered
 # (otherwise it rides along with data), so a window must be larger.

@@ -42,6 +42,11 @@ from timely.errors import AggregateError, TimelyError
 cnp.import_array()
 
 
+cdef extern from "hash.h" nogil:
+    uint64_t string_word "tly_string_word"(const uint8_t *p, size_t n)
+    uint64_t hash_string "tly_hash_string"(const uint8_t *p, size_t n, uint64_t word)
+
+
 cdef extern from "Python.h":
     # Declared on PyObject* so that reading a key from an array takes no
     # reference: the arrays being read keep their keys alive.
@@ -89,45 +94,6 @@ cdef inline uint64_t hash_bytes(const unsigned char *p, Py_ssize_t width) noexce
     for i in range(m):
         h = (h ^ p[i]) * 0x100000001B3ULL
     return h ^ (h >> 29)
-
-
-cdef inline uint64_t load4(const uint8_t *p) noexcept nogil:
-    cdef uint32_t v
-    memcpy(&v, p, 4)
-    return v
-
-
-cdef inline uint64_t load8(const uint8_t *p) noexcept nogil:
-    cdef uint64_t v
-    memcpy(&v, p, 8)
-    return v
-
-
-cdef inline uint64_t string_word(const uint8_t *p, size_t n) noexcept nogil:
-    """A key's first eight bytes; for a key of at most eight bytes a word that,
-    with the key's length, determines the key (two overlapping 4-byte reads,
-    or three single bytes): such keys compare without reading their bytes."""
-    if n >= 8:
-        return load8(p)
-    if n >= 4:
-        return load4(p) | load4(p + n - 4) << 32
-    if n > 0:
-        return <uint64_t>p[0] | <uint64_t>p[n >> 1] << 8 | <uint64_t>p[n - 1] << 16
-    return 0
-
-
-@cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
-cdef inline uint64_t hash_string(const uint8_t *p, size_t n, uint64_t word) noexcept nogil:
-    # Every byte counts (a NUL too): the key's word, then eight bytes per
-    # multiply, the last eight overlapping the ones before.
-    cdef uint64_t h = (word ^ (n * 0x9E3779B97F4A7C15ULL)) * 0xFF51AFD7ED558CCDULL
-    cdef size_t i = 8
-    if n > 8:
-        while i + 8 <= n:
-            h = (h ^ (h >> 29) ^ load8(p + i)) * 0xC4CEB9FE1A85EC53ULL
-            i += 8
-        h = (h ^ (h >> 29) ^ load8(p + n - 8)) * 0xC4CEB9FE1A85EC53ULL
-    return h ^ (h >> 32)
 
 
 ctypedef fused number:

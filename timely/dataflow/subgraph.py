@@ -97,9 +97,9 @@ class Subgraph(SubgraphProgress):
             self.parent.activate_child(self.index_in_parent)  # type: ignore[arg-type]
 
     def local_ready(self) -> bool:
-        # As schedule() decides: one worker applies its changes at once;
-        # several send them eagerly, or once must_send() says they matter.
-        return self.solo or self.eager or self.must_send(False)
+        # As schedule() decides: eagerly (one worker is always eager), or
+        # once must_send() says they matter.
+        return self.eager or self.must_send(False)
 
     # -- running ------------------------------------------------------------
 

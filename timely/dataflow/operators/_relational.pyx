@@ -42,6 +42,8 @@ cdef extern from "Python.h":
 
 cdef extern from "hash.h" nogil:
     size_t tly_utf8_encode(const void *units, size_t n, int width, uint8_t *out)
+    uint64_t string_word "tly_string_word"(const uint8_t *p, size_t n)
+    uint64_t hash_string "tly_hash_string"(const uint8_t *p, size_t n, uint64_t word)
 
 
 ctypedef fused number:
@@ -97,29 +99,6 @@ cdef inline uint64_t hash_row(const int64_t *row, Py_ssize_t width) noexcept nog
     cdef Py_ssize_t j
     for j in range(width):
         h = mix(h, <uint64_t>row[j])
-    return h
-
-
-@cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
-cdef inline uint64_t hash_bytes(const uint8_t *p, int64_t n) noexcept nogil:
-    # Eight bytes a step, multiply-xorshift; the length is mixed in so that
-    # strings differing only in trailing zero bytes hash apart.
-    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ (<uint64_t>n * 0xFF51AFD7ED558CCDULL)
-    cdef uint64_t w
-    while n >= 8:
-        memcpy(&w, p, 8)
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL
-        h ^= h >> 31
-        p += 8
-        n -= 8
-    if n > 0:
-        w = 0
-        memcpy(&w, p, <size_t>n)
-        h = (h ^ w) * 0x94D049BB133111EBULL
-        h ^= h >> 29
-    h ^= h >> 32
-    h *= 0xD6E8FEB86659FD93ULL
-    h ^= h >> 32
     return h
 
 
@@ -277,7 +256,7 @@ cdef class KeyEncoder:
     cdef int64_t intern(self, const uint8_t *p, int64_t n, bint add) noexcept nogil:
         # The id of the string p[0:n]; a new id if `add`, else MISSING when it
         # is not held; NO_MEMORY when an allocation fails (nothing changed).
-        cdef uint64_t h = hash_bytes(p, n)
+        cdef uint64_t h = hash_string(p, <size_t>n, string_word(p, <size_t>n))
         cdef Py_ssize_t s, mask
         cdef int64_t g, a, cap
         cdef uint8_t *data
@@ -623,6 +602,8 @@ cdef int object_kind(cnp.ndarray array, object name) except -1:
     if texts and blobs:
         raise ColumnarError(f"key column {name!r} holds both str and bytes")
     return K_TEXT if texts else K_BYTES if blobs else K_NONE
+
+
 cdef class KeyIndex:
     """Numbers distinct keys 0, 1, 2, ... in their order of arrival.
 
