@@ -60,6 +60,7 @@ modules = {
     "timely.container._aggregate": [],
     "timely.container._records": ["csrc/hash.c"],
     "timely.dataflow._activate": [],
+    "timely.dataflow._progcaster": [],
     "timely.dataflow._channels": [],
     "timely.dataflow.operators._relational": ["csrc/hash.c"],
     "timely.algorithms._graph": [],

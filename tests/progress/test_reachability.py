@@ -21,8 +21,8 @@ from tests.progress.strategies import (
 )
 from tests.reference import reachability as ref
 from tests.reference.timestamp import coords, from_coords, minimum, sort_key
-from timely.errors import CycleError, GraphError
-from timely.progress import Antichain, Builder, PathSummary, Source, Target
+from timely.errors import CycleError, GraphError, TimestampError
+from timely.progress import Antichain, Builder, ChangeBatch, PathSummary, Source, Target
 
 TARGET, SOURCE = ref.TARGET, ref.SOURCE
 
@@ -393,10 +393,16 @@ def bumped(data, t, strict=False):
 
 class Simulation:
     """Workers that hold capabilities and exchange messages as timely operators do, and
-    send their progress batches FIFO to a tracker that sees arbitrary prefixes."""
+    send their progress batches FIFO to a tracker that sees arbitrary prefixes.
 
-    def __init__(self, g, workers, data):
+    With ``located``, the compiled tracker takes each delivered batch as the
+    engine does: one ChangeBatch of located rows (``absorb_located``), whose
+    changes at node 0 come back as the scope's boundary; the oracle takes the
+    same batch one update at a time."""
+
+    def __init__(self, g, workers, data, located=False):
         self.g, self.data = g, data
+        self.located = located
         self.workers = workers
         self.caps = [Counter() for _ in range(workers)]  # (source, time) held by each worker
         self.inflight = Counter()  # (target, time) messages sent and not yet consumed
@@ -483,8 +489,31 @@ class Simulation:
     def deliver(self, w, count):
         batches, self.queues[w] = self.queues[w][:count], self.queues[w][count:]
         for batch in batches:
-            for kind, loc, t, d in batch:
-                self.acc.update(kind, loc, t, d, self.tracker, self.oracle)
+            if not self.located:
+                for kind, loc, t, d in batch:
+                    self.acc.update(kind, loc, t, d, self.tracker, self.oracle)
+                continue
+            located = ChangeBatch(arity=self.g.arity + 1)
+            boundary = ChangeBatch(arity=self.g.arity + 1)
+            expected_boundary = Counter()
+            for kind, (node, port), t, d in batch:
+                self.acc.update(kind, (node, port), t, d, self.oracle)
+                where = (self.tracker.target_location if kind == TARGET
+                         else self.tracker.source_location)(node, port)
+                located.update((where, *coords(t)), d)
+                if node == 0:
+                    expected_boundary[(kind == SOURCE, node, port, t)] += d
+            self.tracker.absorb_located(located, boundary)
+            assert not located
+            got = self.tracker.located_items(boundary)
+            assert got == sorted(
+                ((k, d) for k, d in expected_boundary.items() if d),
+                key=lambda kd: (kd[0][0], kd[0][2], sort_key(kd[0][3])))
+            # The scope's boundary is not tracked here; the oracle tracks it,
+            # so the compiled tracker takes it one update at a time.
+            for (is_source, node, port, t), d in got:
+                (self.tracker.update_source if is_source
+                 else self.tracker.update_target)((node, port), t, d)
 
     def propagate(self):
         propagate_and_check(self.g, self.acc, self.tracker, self.oracle)
@@ -565,7 +594,7 @@ def test_capability_simulation(g, workers, steps, data):
     drop; batches reach the tracker as FIFO prefixes per worker, so counts go transiently
     negative. Checked after every propagate_all: compiled == oracle == brute force, and the
     safety property; at quiescence all counts are non-negative."""
-    sim = Simulation(g, workers, data)
+    sim = Simulation(g, workers, data, located=data.draw(st.booleans()))
     for _ in range(steps):
         sim.step()
     sim.quiesce()
@@ -686,54 +715,88 @@ def shared_progress(arity, consumed, internal, produced):
 
 @settings(max_examples=examples(0.5))
 @given(graphs_with_shared_progress(), st.data())
-def test_absorb_shared_is_drain_into_then_absorb(case, data):
-    """An operator's shared progress moved straight into the tracker
-    (``absorb_shared``) changes every count and frontier exactly as draining
-    it into a pointstamp dict and absorbing that does; ``drain_pushed``
-    restricted by ``set_interest`` reports exactly the interesting part of
-    what it reports unrestricted, and the same quiet nodes."""
+def test_drain_shared_then_absorb_located_is_the_oracle(case, data):
+    """An operator's shared progress drained as located rows
+    (``drain_shared``) and absorbed (``absorb_located``) changes every count
+    and frontier as the oracle does when told each change at its port;
+    records produced toward node 0 come back as the boundary; ``must_send``
+    is the demand-driven rule (a boundary change, or a decrement no implied
+    time precedes and at most one implies); ``drain_pushed`` restricted by
+    ``set_interest`` reports exactly the interesting part of what it reports
+    unrestricted, and the same quiet nodes."""
     g, reports = case
-    direct, _ = g.build(Builder).build()
-    via_dict, _ = g.build(Builder).build()
+    tracker, _ = g.build(Builder).build()
+    plain, _ = g.build(Builder).build()
+    oracle, _ = g.build(ref.Builder).build()
     interesting = {t: data.draw(st.booleans()) for t in g.targets()}
     for (node, port), flag in interesting.items():
-        direct.set_interest(node, port, flag)
+        tracker.set_interest(node, port, flag)
+    width = g.arity + 1
     for node, consumed, internal, produced in reports:
-        # Records reaching node 0 are the scope's to report: not absorbed here.
-        targets = [[t for t in g.targets_of((node, port)) if t[0] != 0]
-                   for port in range(g.shapes[node][1])]
-        one = shared_progress(g.arity, consumed, internal, produced)
-        other = shared_progress(g.arity, consumed, internal, produced)
-        direct.absorb_shared(one, node, targets)
-        assert not one
-        into: dict = {}
-        other.drain_into(into, node, targets)
-        assert via_dict.absorb(into) == []
-        assert direct.pending() == via_dict.pending()
-        assert direct.tracking_anything() == via_dict.tracking_anything()
-        direct.propagate_all()
-        via_dict.propagate_all()
-        assert not direct.pending()
-        pushed, quiet = direct.drain_pushed(True)
-        all_pushed, all_quiet = via_dict.drain_pushed()
+        located = ChangeBatch(arity=width)
+        keep = data.draw(st.booleans())
+        tracker.drain_shared(shared_progress(g.arity, consumed, internal, produced), node,
+                             located, keep)
+        expected = Counter()
+        for port, changes in enumerate(consumed):
+            for t, d in changes:
+                expected[(False, node, port, t)] -= d
+        for port, changes in enumerate(internal):
+            for t, d in changes:
+                expected[(True, node, port, t)] += d
+        for port, changes in enumerate(produced if keep else []):
+            for target in g.targets_of((node, port)):
+                for t, d in changes:
+                    expected[(False, *target, t)] += d
+        items = tracker.located_items(located)
+        assert dict(items) == {k: d for k, d in expected.items() if d}
+        rule = any(node == 0 or (d < 0 and tracker.is_global(is_source, node, port, t))
+                   for (is_source, node, port, t), d in items)
+        assert tracker.must_send(located) == rule
+        boundary = ChangeBatch(arity=width)
+        tracker.absorb_located(located, boundary)
+        assert not located
+        assert dict(tracker.located_items(boundary)) == {
+            k: d for k, d in expected.items() if d and k[1] == 0}
+        for (is_source, n, port, t), d in items:
+            if n != 0:
+                for tr in (plain, oracle):
+                    (tr.update_source if is_source else tr.update_target)((n, port), t, d)
+        tracker.propagate_all()
+        plain.propagate_all()
+        oracle.propagate_all()
+        assert not tracker.pending()
+        pushed, quiet = tracker.drain_pushed(True)
+        all_pushed, all_quiet = plain.drain_pushed()
         assert quiet == all_quiet
         assert pushed == [p for p in all_pushed if interesting[(p[0], p[1])]]
         for source in g.sources():
-            assert direct.source_pointstamps(source) == via_dict.source_pointstamps(source)
-            assert (direct.source_frontier(source).elements()
-                    == via_dict.source_frontier(source).elements())
+            assert tracker.source_pointstamps(source) == oracle.source_pointstamps(source)
+            assert (tracker.source_frontier(source).elements()
+                    == oracle.source_frontier(source).elements())
         for target in g.targets():
-            assert direct.target_pointstamps(target) == via_dict.target_pointstamps(target)
-            assert (direct.target_frontier(target).elements()
-                    == via_dict.target_frontier(target).elements())
-        assert direct.output_changes() == via_dict.output_changes()
+            assert tracker.target_pointstamps(target) == oracle.target_pointstamps(target)
+            assert (tracker.target_frontier(target).elements()
+                    == oracle.target_frontier(target).elements())
+        assert tracker.output_changes() == oracle.output_changes()
 
 
-def test_absorb_shared_refuses_the_scope_boundary_and_strangers():
+def test_located_progress_refuses_strangers():
+    """A location, node or width outside the graph is a typed error, and a
+    refused batch records nothing."""
     g = Graph(1, [(1, 0), (1, 1)], [[[]], [[[0]]]], [((1, 0), (0, 0))])
     tracker, _ = g.build(Builder).build()
-    shared = shared_progress(1, [[]], [[]], [[(0, 1)]])
     with pytest.raises(GraphError):
-        tracker.absorb_shared(shared, 1, [[(0, 0)]])
+        tracker.drain_shared(shared_progress(1, [[(0, 1)]], [[]], [[]]), 2,
+                             ChangeBatch(arity=2))
+    with pytest.raises(TimestampError):
+        tracker.drain_shared(shared_progress(1, [[]], [[]], [[(0, 1)]]), 1,
+                             ChangeBatch(arity=3))
+    outside = ChangeBatch([((tracker.locations_count, 0), 1), ((1, 0), 1)])
     with pytest.raises(GraphError):
-        tracker.absorb_shared(shared_progress(1, [[(0, 1)]], [[]], [[]]), 2, [[]])
+        tracker.absorb_located(outside, ChangeBatch(arity=2))
+    assert not tracker.pending()
+    # A graph with a boundary needs somewhere to put it.
+    at_boundary = ChangeBatch([((tracker.target_location(0, 0), 4), 1)])
+    with pytest.raises(GraphError):
+        tracker.absorb_located(at_boundary, None)

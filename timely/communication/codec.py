@@ -14,8 +14,10 @@ str, bytes, tuple, list, dict) is written by the compiled tagged encoding
 (:mod:`timely.container.records`, the capture file's), several times faster
 to write than pickle and as fast to read (``benchmarks/test_records.py``),
 as one raw segment; a record of another type inside it is pickled alone.
-Everything else (channel identifiers, times, lists of other records,
-progress batches) is pickled with protocol 5, its out-of-band buffers (numpy
+A message that is ``bytes`` (a progress batch, already laid out by
+:mod:`timely.dataflow._progcaster`) travels as one raw segment and arrives
+as a writable buffer. Everything else (channel identifiers, times, lists of
+other records) is pickled with protocol 5, its out-of-band buffers (numpy
 arrays inside records, the tagged records' segments) again as raw segments. Pickle crosses only between
 the computation's own workers: the frame is trusted, so a string column's
 UTF-8 is not checked (its offsets are: the kernels rely on them).
@@ -97,6 +99,10 @@ def encode(messages) -> list:
                     envelope.append((entry[0], message[0], None, len(columns)))
                     columns.append(written)
                     continue
+        elif type(message) is bytes:
+            # A raw message (a progress batch): one out-of-band segment.
+            envelope.append((entry[0], pickle.PickleBuffer(message)))
+            continue
         envelope.append(entry)
 
     buffers: list = []

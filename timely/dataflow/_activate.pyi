@@ -3,7 +3,7 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
-from timely.progress import Tracker
+from timely.progress import ChangeBatch, Tracker
 
 @disjoint_base
 class Schedulable:
@@ -24,8 +24,7 @@ class Activations:
     def __init__(self, on_first: Callable[[], object]) -> None: ...
     def activate(self, index: int) -> None: ...
     def run_round(self, scope: Any, children: list[Any], compiled: list[Schedulable | None],
-                  tracker: Tracker, direct: bool, unlogged: bool, local: dict[Any, int],
-                  final: dict[Any, int]) -> None: ...
+                  tracker: Tracker, local: ChangeBatch, final: ChangeBatch) -> None: ...
 
 @disjoint_base
 class ChildActivator:

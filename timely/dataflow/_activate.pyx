@@ -8,6 +8,9 @@ deliver, so activation is on the per-message path: with a compiled pusher
 
 from heapq import heapify, heappop, heappush
 
+from timely.progress.change_batch cimport ChangeBatch
+from timely.progress.reachability cimport Tracker
+
 
 cdef class Schedulable:
     """Operator logic that is compiled code and needs nothing around it (no
@@ -60,20 +63,18 @@ cdef class Activations:
             else:
                 on_first()
 
-    def run_round(self, scope, list children, list compiled, tracker, bint direct,
-                  bint unlogged, dict local, dict final):
+    def run_round(self, scope, list children, list compiled, Tracker tracker,
+                  ChangeBatch local, ChangeBatch final):
         """Runs the children on ``heap`` (the scope's activated children), each
         once, in index order; children activated meanwhile with a higher index
-        join the round. After each one runs, its shared progress goes to the
-        ``tracker`` (``direct``: one worker's, unless logged; a child scope's
-        too when ``unlogged``) or into ``local``/``final``, its incompleteness
-        into ``scope.incomplete_count``, and it shuts down once complete and
-        quiet. ``compiled[index]``, when not None, is the child's
+        join the round. After each one runs, its shared progress goes into
+        ``local`` (an operator's) or ``final`` (a child scope's) as located
+        changes, its incompleteness into ``scope.incomplete_count``, and it
+        shuts down once complete and quiet. ``compiled[index]``, when not None, is the child's
         :class:`Schedulable` logic, run in its place. The Python twin is
         ``Subgraph._run_round`` (for logged and shuffled rounds)."""
         cdef Py_ssize_t index, previous = -1
         cdef list heap = self.heap
-        absorb_shared = tracker.absorb_shared
         node_quiet = tracker.node_quiet
         heapify(heap)
         while heap:
@@ -91,10 +92,7 @@ cdef class Activations:
                 incomplete = False
             else:
                 incomplete = operator.schedule()
-            if child.inward and (direct or unlogged and not child.local):
-                absorb_shared(child.shared, index, child.targets)
-            else:
-                child.shared.drain_into(local if child.local else final, index, child.targets)
+            tracker.drain_shared(child.shared, index, local if child.local else final, True)
             if incomplete != child.incomplete:
                 scope.incomplete_count += 1 if incomplete else -1
                 child.incomplete = incomplete

@@ -123,20 +123,15 @@ class Subgraph(SubgraphProgress):
         local = self.local_pointstamp
         final = self.final_pointstamp
         logger = self.worker.logger if self.logged else None
-        # Progress that nobody else sees or logs goes straight to the tracker:
-        # one worker's own, or a child scope's (already every worker's).
-        unlogged = self.worker.logger is None
-        direct = unlogged and self.solo
         try:
             # The children to run this round, each once, in index order;
             # children activated meanwhile with a higher index join the round
             # (``activate_child`` pushes them onto the heap).
             if self.rng is None and logger is None:
                 # _run_round, compiled.
-                acts.run_round(self, children, self.compiled, tracker, direct, unlogged, local,
-                               final)
+                acts.run_round(self, children, self.compiled, tracker, local, final)
             else:
-                self._run_round(children, tracker, direct, unlogged, local, final, logger)
+                self._run_round(children, tracker, local, final, logger)
         finally:
             acts.scheduling = False
             acts.current = -1
@@ -144,27 +139,20 @@ class Subgraph(SubgraphProgress):
             if self.solo and self.worker.logger is None:
                 # One worker: its batch would come straight back through the
                 # progress channel; it is applied as received instead.
-                if final:
-                    get = final.get
-                    for key, diff in local.items():
-                        final[key] = get(key, 0) + diff
-                    local.clear()
-                else:
-                    self.final_pointstamp, self.local_pointstamp = local, final
-                    final = local
-            elif self.eager or self.must_send(False):
+                local.drain_into(final)
+            elif self.eager or tracker.must_send(local):
                 self.progcaster.send(local)
         if final or tracker.pending():
             acts.on_first()                # activate_self()
         return self.incomplete_count > 0 or tracker.tracking_anything()
 
-    def _run_round(self, children, tracker, direct, unlogged, local, final, logger) -> None:
+    def _run_round(self, children, tracker, local, final, logger) -> None:
         """``Activations.run_round`` in Python, for rounds that are logged or
         run in a random order (``schedule_seed``)."""
         acts = self.activations
         heap = acts.heap
         node_quiet = tracker.node_quiet
-        absorb_shared = tracker.absorb_shared
+        drain_shared = tracker.drain_shared
         shuffled: Iterator[int] | None = self.activated() if self.rng is not None else None
         heapq.heapify(heap)
         heappop = heapq.heappop
@@ -192,10 +180,7 @@ class Subgraph(SubgraphProgress):
                 incomplete = logger.scheduled(child.id, operator)
             # The bookkeeping's extract_progress and retire, inlined: once
             # per scheduling of every operator.
-            if child.inward and (direct or unlogged and not child.local):
-                absorb_shared(child.shared, index, child.targets)
-            else:
-                child.shared.drain_into(local if child.local else final, index, child.targets)
+            drain_shared(child.shared, index, local if child.local else final)
             if incomplete != child.incomplete:
                 self.incomplete_count += 1 if incomplete else -1
                 child.incomplete = incomplete
@@ -235,8 +220,8 @@ class Subgraph(SubgraphProgress):
         logger = self.worker.logger if self.logged else None
         if self.final_pointstamp:
             self.root.changes += 1         # progress, for the worker's stall watch
-            if logger is not None:
-                logger.reachability(self, self.final_pointstamp)
+            if logger is not None and logger.on_reach:
+                logger.reachability(self, self.tracker.located_items(self.final_pointstamp))
         elif self.tracker.pending():
             self.root.changes += 1
         pushed, quiet = self.propagate(logger is not None)

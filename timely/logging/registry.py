@@ -288,11 +288,11 @@ class Logger:
         if self.on_push:
             self.log(ev.PushProgressEvent(identifier, port, list(changes)))
 
-    def reachability(self, subgraph, updates: dict) -> None:
-        """The pointstamp changes ``{(is_source, node, port, time): diff}`` the
-        scope's tracker is about to absorb."""
+    def reachability(self, subgraph, updates: list) -> None:
+        """The pointstamp changes ``[((is_source, node, port, time), diff)]``
+        the scope's tracker is about to absorb."""
         if self.on_reach and subgraph.logged:
-            batch = [(*key, diff) for key, diff in updates.items() if diff]
+            batch = [(*key, diff) for key, diff in updates if diff]
             if batch:
                 self.log(ev.ReachabilityEvent(subgraph.path, batch))
 

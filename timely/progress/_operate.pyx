@@ -1,10 +1,7 @@
 """Compiled part of :mod:`timely.progress.operate`: an operator's shared
-progress and the draining of it into a scope's pointstamp accumulation."""
-
-from libc.stdint cimport int64_t
+progress (the scope's tracker drains it, :meth:`Tracker.drain_shared`)."""
 
 from timely.progress._change_batch cimport ChangeBatch
-from timely.progress._timestamp cimport make_time
 
 
 cdef inline bint pending_in(list batches) except -1:
@@ -27,8 +24,9 @@ cdef class SharedProgress:
     - ``produceds[o]``: records sent at output ``o``, as ``+n`` at their time.
 
     The scope drains all three after each scheduling of the operator
-    (:meth:`drain_into`) and adds them to its pointstamp accumulation as one
-    batch, so an operator's changes from one scheduling are never split.
+    (:meth:`timely.progress.Tracker.drain_shared`) into its pointstamp
+    accumulation as one batch, so an operator's changes from one scheduling
+    are never split.
     Writing costs one compiled ``ChangeBatch.update`` per message or
     capability change; draining an operator with nothing to report costs a
     few machine instructions per port.
@@ -36,10 +34,8 @@ cdef class SharedProgress:
     >>> shared = SharedProgress(1, 1, arity=1)
     >>> shared.consumeds[0].update(3, 2)
     >>> shared.produceds[0].update(3, 2)
-    >>> into = {}
-    >>> shared.drain_into(into, 7, [[(8, 0)]])
-    >>> sorted(into.items()), bool(shared)
-    ([((False, 7, 0, 3), -2), ((False, 8, 0, 3), 2)], False)
+    >>> bool(shared), shared.produceds[0].drain(), shared.consumeds[0].drain(), bool(shared)
+    (True, [(3, 2)], [(3, 2)], False)
     """
 
     def __init__(self, Py_ssize_t inputs, Py_ssize_t outputs, arity):
@@ -67,70 +63,3 @@ cdef class SharedProgress:
     def __repr__(self):
         return (f"SharedProgress({len(self.consumeds)} inputs, "
                 f"{len(self.internals)} outputs{', pending' if self else ''})")
-
-    cpdef drain_into(self, dict into, Py_ssize_t node, list targets):
-        """Adds the changes into ``into``, keyed ``(is_source, node, port,
-        time)``: consumed records as ``-n`` at ``node``'s input, capability
-        changes at its output, produced records as ``+n`` at every
-        ``(node, port)`` in ``targets[output]`` (None: drop them, for records
-        sent before the scope knew where its outputs lead); leaves every port
-        empty."""
-        cdef ChangeBatch batch
-        cdef Py_ssize_t port = 0
-        for batch in self.consumeds:
-            if batch.len:
-                add_port(into, batch, False, node, port, -1)
-            port += 1
-        port = 0
-        for batch in self.internals:
-            if batch.len:
-                add_port(into, batch, True, node, port, 1)
-            port += 1
-        port = 0
-        cdef list where
-        cdef tuple reached
-        for batch in self.produceds:
-            if batch.len:
-                if targets is None:
-                    batch.len = 0
-                    batch.clean = 0
-                else:
-                    where = targets[port]
-                    if len(where) == 1:
-                        reached = where[0]
-                        add_port(into, batch, False, reached[0], reached[1], 1)
-                    else:
-                        add_targets(into, batch, where)
-            port += 1
-
-
-cdef int add_port(dict into, ChangeBatch batch, bint is_source, object node, object port,
-                  int64_t sign) except -1:
-    """Adds ``sign`` times each of ``batch``'s changes at one location; empties it."""
-    cdef size_t i
-    cdef object key, old
-    batch.compact_now()
-    for i in range(batch.len):
-        key = (is_source, node, port, make_time(&batch.rows[i * batch.k], batch.k))
-        old = into.get(key)
-        into[key] = sign * batch.diffs[i] if old is None else old + sign * batch.diffs[i]
-    batch.len = 0
-    batch.clean = 0
-    return 0
-
-
-cdef int add_targets(dict into, ChangeBatch batch, list where) except -1:
-    """Adds each of ``batch``'s changes at every ``(node, port)`` of ``where``; empties it."""
-    cdef size_t i
-    cdef object time, key, old
-    cdef tuple reached
-    batch.compact_now()
-    for i in range(batch.len):
-        time = make_time(&batch.rows[i * batch.k], batch.k)
-        for reached in where:
-            key = (False, reached[0], reached[1], time)
-            old = into.get(key)
-            into[key] = batch.diffs[i] if old is None else old + batch.diffs[i]
-    batch.len = 0
-    batch.clean = 0
-    return 0

@@ -2,6 +2,7 @@ from typing_extensions import disjoint_base
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Union
 
+from timely.progress._change_batch import ChangeBatch
 from timely.progress._frontier import Antichain
 from timely.progress._operate import SharedProgress
 from timely.progress._timestamp import PathSummary, Time
@@ -79,10 +80,32 @@ class Tracker:
         """Records every ``(is_source, node, port, time) -> diff`` of ``updates``
         except those at node 0, which are returned as a list of ``(key, diff)``."""
 
-    def absorb_shared(self, shared: SharedProgress, node: int,
-                      targets: list[list[tuple[int, int]]]) -> None:
-        """Moves operator ``node``'s shared progress into the changes to apply,
-        as ``drain_into`` and :meth:`absorb` would (no target may be node 0)."""
+    @property
+    def targets(self) -> int:
+        """How many input ports: location ids below this are inputs."""
+    @property
+    def locations_count(self) -> int:
+        """How many locations (input and output ports) the graph has."""
+    def target_location(self, node: int, port: int) -> int:
+        """The location id of input ``port`` of ``node``."""
+    def source_location(self, node: int, port: int) -> int:
+        """The location id of output ``port`` of ``node``."""
+    def drain_shared(self, shared: SharedProgress, node: int, into: ChangeBatch,
+                     produced: bool = True) -> None:
+        """Moves operator ``node``'s shared progress into ``into`` as located
+        changes ``(location, time...)``; leaves ``shared`` empty."""
+    def harvest(self, batches: list[ChangeBatch], into: ChangeBatch) -> None:
+        """Records that entered through the scope's inputs, as located changes."""
+    def absorb_located(self, batch: ChangeBatch, boundary: ChangeBatch | None) -> None:
+        """Records located changes, those at node 0 into ``boundary``; empties ``batch``."""
+    def must_send(self, batch: ChangeBatch) -> bool:
+        """Whether located changes hold one other workers must see now."""
+    def report_boundary(self, boundary: ChangeBatch, progress: SharedProgress,
+                        nested: bool) -> None:
+        """Reports changes at node 0 to the parent's shared progress."""
+    def located_items(self, batch: ChangeBatch) -> list[
+            tuple[tuple[bool, int, int, Time], int]]:
+        """``((is_source, node, port, time), diff)`` of located changes, for logs."""
 
     def pending(self) -> bool:
         """Changes are recorded and not yet applied (they may cancel out)."""

@@ -240,43 +240,9 @@ cdef class Tracker:
     to every location it can reach, in time order so that loops terminate. The
     frontier of a location is then the set of minimal ``p(t)`` over positive
     pointstamps ``(l2, t)`` and path summaries ``p`` from ``l2`` to it.
-    """
 
-    cdef Py_ssize_t k
-    cdef Py_ssize_t nnodes
-    cdef size_t T, S
-    cdef int32_t *tbase            # per node: first target id
-    cdef int32_t *sbase            # per node: first source id
-    cdef int32_t *loc_node         # per location id
-    cdef int32_t *loc_port
-    # target id -> (source id, summary) inside its operator
-    cdef int32_t *conn_start
-    cdef int32_t *conn_src
-    cdef uint64_t *conn_sum
-    # source id -> target ids along edges
-    cdef int32_t *edge_start
-    cdef int32_t *edge_tgt
-    # location id -> (scope output, summary)
-    cdef int32_t *osum_start
-    cdef int32_t *osum_port
-    cdef uint64_t *osum_row
-    cdef tly_ma *pointstamps
-    cdef tly_ma *implications
-    cdef ChangeBatch changes       # rows (location, time...)
-    cdef ChangeBatch pushed        # rows (location, time...)
-    cdef ChangeBatch outputs       # rows (scope output, time...)
-    cdef size_t n_outputs
-    cdef int64_t total_counts
-    # worklist: a binary heap of rows (time..., location) with diffs
-    cdef uint64_t *hrows
-    cdef int64_t *hdiff
-    cdef size_t hlen, hcap
-    cdef object shapes
-    cdef object osum_py            # location id -> list of (output, increments)
-    cdef list locations            # location id -> Target or Source, made once
-    # per target id: whether drain_pushed(interesting_only=True) reports its changes
-    cdef unsigned char *interest
-    cdef unsigned char *touched    # per node, scratch of drain_pushed
+    Its layout is declared in ``_reachability.pxd``.
+    """
 
     def __cinit__(self):
         self.k = 0
@@ -703,67 +669,227 @@ cdef class Tracker:
             self.push_change(loc, key[3], d)
         return boundary
 
-    def absorb_shared(self, SharedProgress shared, Py_ssize_t node, list targets):
-        """Moves operator ``node``'s shared progress straight into the changes to
-        apply, as ``shared.drain_into(into, node, targets)`` and :meth:`absorb`
-        would, with no Python object per change: records consumed as ``-n`` at
-        its inputs, capability changes at its outputs, records produced as
-        ``+n`` at every ``(node, port)`` of ``targets[output]``, none of which
-        may be node 0 (records reaching the scope boundary are reported to the
-        parent by :meth:`absorb`). Leaves every port of ``shared`` empty."""
+    # -- located progress ---------------------------------------------------
+    #
+    # A scope's progress travels as a ChangeBatch of rows ``(location, time
+    # coordinates...)``: the location is this tracker's id of an input port
+    # (``tbase[node] + port``, below ``targets``) or an output port
+    # (``targets + sbase[node] + port``). Every worker that built the same
+    # graph numbers locations alike (the scope's fingerprint checks that), so
+    # the rows cross workers as they are: no Python object per update.
+
+    @property
+    def targets(self):
+        """How many input ports the graph has: locations below this are
+        inputs, the rest outputs."""
+        return self.T
+
+    @property
+    def locations_count(self):
+        """How many locations (input and output ports) the graph has."""
+        return self.T + self.S
+
+    def target_location(self, Py_ssize_t node, Py_ssize_t port):
+        """The location id of input ``port`` of ``node``."""
+        return self.target_id((node, port))
+
+    def source_location(self, Py_ssize_t node, Py_ssize_t port):
+        """The location id of output ``port`` of ``node``."""
+        return self.source_id((node, port))
+
+    cdef int check_located(self, ChangeBatch batch) except -1:
+        if batch.k != self.k + 1:
+            raise TimestampError(f"located changes of width {batch.k} for a tracker of "
+                                 f"arity {self.k} (width {self.k + 1})")
+        return 0
+
+    cpdef drain_shared(self, SharedProgress shared, Py_ssize_t node, ChangeBatch into,
+                       bint produced=True):
+        """Moves operator ``node``'s shared progress into ``into`` as located
+        changes: records consumed as ``-n`` at its inputs, capability changes
+        at its outputs, records produced as ``+n`` at every input its outputs'
+        edges reach (node 0's included: the scope's boundary). Without
+        ``produced``, records produced are dropped (sent before the scope
+        knew where its outputs lead). Leaves every port of ``shared`` empty.
+        O(changes x edges), no Python object per change."""
         cdef ChangeBatch batch
-        cdef Py_ssize_t port, tnode, tport
-        cdef list where
-        cdef tuple reached
+        cdef Py_ssize_t port, nin, nout
+        cdef size_t src, e
+        self.check_located(into)
         if not 0 < node < self.nnodes:
             raise GraphError(f"pointstamp at unknown node {node}")
+        nin = self.tbase[node + 1] - self.tbase[node]
+        nout = self.sbase[node + 1] - self.sbase[node]
         port = 0
         for batch in shared.consumeds:
             if batch.len:
-                if port >= self.tbase[node + 1] - self.tbase[node]:
+                if port >= nin:
                     raise GraphError(f"unknown target {Target(node, port)}")
-                self.absorb_batch(batch, self.tbase[node] + port, -1)
+                self.push_located(batch, self.tbase[node] + port, -1, into)
+                batch.len = 0
+                batch.clean = 0
             port += 1
         port = 0
         for batch in shared.internals:
             if batch.len:
-                if port >= self.sbase[node + 1] - self.sbase[node]:
+                if port >= nout:
                     raise GraphError(f"unknown source {Source(node, port)}")
-                self.absorb_batch(batch, self.T + self.sbase[node] + port, 1)
+                self.push_located(batch, self.T + self.sbase[node] + port, 1, into)
+                batch.len = 0
+                batch.clean = 0
             port += 1
         port = 0
         for batch in shared.produceds:
             if batch.len:
-                where = targets[port]
-                for reached in where:
-                    tnode = reached[0]
-                    tport = reached[1]
-                    if not 0 < tnode < self.nnodes or not 0 <= tport < self.tbase[tnode + 1] - self.tbase[tnode]:
-                        raise GraphError(f"records produced for {Target(tnode, tport)}, "
-                                         "not an input of an operator of this scope")
-                    self.absorb_batch(batch, self.tbase[tnode] + tport, 1)
+                if port >= nout:
+                    raise GraphError(f"unknown source {Source(node, port)}")
+                if produced:
+                    src = self.sbase[node] + port
+                    for e in range(<size_t>self.edge_start[src], <size_t>self.edge_start[src + 1]):
+                        self.push_located(batch, self.edge_tgt[e], 1, into)
                 batch.len = 0
                 batch.clean = 0
             port += 1
-        for batch in shared.consumeds:
-            batch.len = 0
-            batch.clean = 0
-        for batch in shared.internals:
-            batch.len = 0
-            batch.clean = 0
 
-    cdef int absorb_batch(self, ChangeBatch batch, size_t loc, int64_t sign) except -1:
-        """Adds ``sign`` times each change of ``batch`` at ``loc`` to the changes
-        to apply; leaves ``batch`` as it is."""
+    cdef int push_located(self, ChangeBatch batch, size_t loc, int64_t sign,
+                          ChangeBatch into) except -1:
+        """Appends ``sign`` times each change of ``batch`` at ``loc`` to ``into``."""
         cdef uint64_t row[TLY_MAX_ARITY + 1]
         cdef size_t i, k = self.k
         if batch.k != self.k:
             raise TimestampError(f"changes of arity {batch.k} for a tracker of arity {self.k}")
+        batch.compact_now()
+        into.reserve(batch.len)
         row[0] = loc
         for i in range(batch.len):
             memcpy(&row[1], &batch.rows[i * k], k * sizeof(uint64_t))
-            self.changes.push_row(row, sign * batch.diffs[i])
+            into.push_row(row, sign * batch.diffs[i])
         return 0
+
+    cpdef harvest(self, list batches, ChangeBatch into):
+        """Records that entered through the scope's inputs (``batches[p]``
+        holds input ``p``'s ``(time, n)``): ``+n`` at every input its edges
+        reach, ``-n`` at node 0's output ``p``; empties the batches."""
+        cdef ChangeBatch batch
+        cdef Py_ssize_t port = 0
+        cdef size_t src, e
+        self.check_located(into)
+        for batch in batches:
+            if batch.len:
+                if port >= self.sbase[1] - self.sbase[0]:
+                    raise GraphError(f"unknown source {Source(0, port)}")
+                src = self.sbase[0] + port
+                for e in range(<size_t>self.edge_start[src], <size_t>self.edge_start[src + 1]):
+                    self.push_located(batch, self.edge_tgt[e], 1, into)
+                self.push_located(batch, self.T + src, -1, into)
+                batch.len = 0
+                batch.clean = 0
+            port += 1
+
+    cpdef absorb_located(self, ChangeBatch batch, ChangeBatch boundary):
+        """Records every located change of ``batch`` (this worker's or another
+        worker's, as received) except those at node 0, which go to
+        ``boundary`` (None: there may be none); empties ``batch``. A location
+        outside the graph is a GraphError, and nothing of the batch is then
+        recorded."""
+        cdef size_t i, loc, w = self.k + 1, L = self.T + self.S, n
+        cdef uint64_t *rows
+        self.check_located(batch)
+        if boundary is not None:
+            self.check_located(boundary)
+        batch.compact_now()
+        n = batch.len
+        rows = batch.rows
+        for i in range(n):
+            loc = rows[i * w]
+            if loc >= L:
+                raise GraphError(f"progress at location {loc}, outside this scope's "
+                                 f"{L} locations")
+            if self.loc_node[loc] == 0 and boundary is None:
+                raise GraphError(f"progress at the boundary of a scope that has none "
+                                 f"({self.locations[loc]})")
+        if n == 0:
+            return
+        if self.sbase[1] == 0 and self.tbase[1] == 0:
+            # No boundary: one copy.
+            self.changes.reserve(n)
+            memcpy(&self.changes.rows[self.changes.len * w], rows, n * w * sizeof(uint64_t))
+            memcpy(&self.changes.diffs[self.changes.len], batch.diffs, n * sizeof(int64_t))
+            self.changes.len += n
+        else:
+            for i in range(n):
+                if self.loc_node[rows[i * w]] == 0:
+                    boundary.push_row(&rows[i * w], batch.diffs[i])
+                else:
+                    self.changes.push_row(&rows[i * w], batch.diffs[i])
+        batch.len = 0
+        batch.clean = 0
+
+    cpdef bint must_send(self, ChangeBatch batch) except -1:
+        """Whether located changes hold one that other workers must see now
+        (demand-driven progress, as in the Rust crate): a change at the
+        scope's boundary, or a decrement that may move a frontier (no implied
+        time at its location is strictly less, and it is implied at most
+        once). The others may wait, travelling with the next batch that
+        must go."""
+        cdef size_t i, loc, w = self.k + 1
+        cdef tly_ma *m
+        self.check_located(batch)
+        batch.compact_now()
+        for i in range(batch.len):
+            loc = batch.rows[i * w]
+            if loc >= self.T + self.S or self.loc_node[loc] == 0:
+                return True
+            if batch.diffs[i] < 0:
+                m = &self.implications[loc]
+                if (not tly_ma_less_than(m, &batch.rows[i * w + 1])
+                        and tly_ma_count(m, &batch.rows[i * w + 1]) <= 1):
+                    return True
+        return False
+
+    cpdef report_boundary(self, ChangeBatch boundary, SharedProgress progress, bint nested):
+        """Reports changes at node 0 to the parent, in ``progress``: records
+        leaving node 0's outputs were consumed at the scope's inputs, records
+        reaching node 0's inputs were produced at its outputs; ``nested``
+        drops the innermost coordinate. Empties ``boundary``."""
+        cdef size_t i, loc, w = self.k + 1
+        cdef Py_ssize_t port, outer = self.k - 1 if nested else self.k
+        cdef ChangeBatch into
+        cdef list consumeds = progress.consumeds, produceds = progress.produceds
+        self.check_located(boundary)
+        boundary.compact_now()
+        for i in range(boundary.len):
+            loc = boundary.rows[i * w]
+            port = self.loc_port[loc]
+            if loc < self.T:
+                into = produceds[port]
+                if into.k != outer:
+                    raise TimestampError(f"a parent's progress of arity {into.k}, not {outer}")
+                into.push_row(&boundary.rows[i * w + 1], boundary.diffs[i])
+            else:
+                into = consumeds[port]
+                if into.k != outer:
+                    raise TimestampError(f"a parent's progress of arity {into.k}, not {outer}")
+                into.push_row(&boundary.rows[i * w + 1], -boundary.diffs[i])
+        boundary.len = 0
+        boundary.clean = 0
+
+    def located_items(self, ChangeBatch batch):
+        """``[((is_source, node, port, time), diff)]`` of located changes, for
+        logs and diagnostics (it builds a Python object per change); leaves
+        ``batch`` as it is."""
+        cdef size_t i, loc, w = self.k + 1
+        self.check_located(batch)
+        batch.compact_now()
+        out = []
+        for i in range(batch.len):
+            loc = batch.rows[i * w]
+            if loc >= self.T + self.S:
+                raise GraphError(f"progress at location {loc}, outside this scope's "
+                                 f"{self.T + self.S} locations")
+            out.append(((loc >= self.T, self.loc_node[loc], self.loc_port[loc],
+                         make_time(&batch.rows[i * w + 1], self.k)), batch.diffs[i]))
+        return out
 
     def pending(self):
         """Changes are recorded and not yet applied by :meth:`propagate_all`

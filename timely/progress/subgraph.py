@@ -7,12 +7,15 @@ scope's own inputs and outputs as node 0) and accounts for it:
 
 - after each scheduling of a child, :meth:`~SubgraphProgress.extract_progress`
   drains the child's :class:`~timely.progress.operate.SharedProgress` into the
-  scope's pointstamp accumulation, keyed ``(is_source, node, port, time)``: a
-  consumed record is ``-n`` at its input, a produced one ``+n`` at every input
-  its output reaches, a capability ``±1`` at its output. A local child's
-  changes go to ``local_pointstamp``, which every worker must see
+  scope's pointstamp accumulation: a :class:`~timely.progress.ChangeBatch` of
+  rows ``(location, time...)``, the location being the tracker's id of a port
+  (:meth:`~timely.progress.Tracker.drain_shared`): a consumed record is
+  ``-n`` at its input, a produced one ``+n`` at every input its output
+  reaches, a capability ``±1`` at its output. A local child's changes go to
+  ``local_pointstamp``, which every worker must see
   (:meth:`~SubgraphProgress.must_send` says when); a child scope's are
-  already every worker's and go straight to ``final_pointstamp``;
+  already every worker's and go straight to ``final_pointstamp``. No Python
+  object is made per change, here or on the way to other workers;
 - :meth:`~SubgraphProgress.harvest_inputs` counts records that entered through
   the scope's inputs;
 - :meth:`~SubgraphProgress.propagate` applies ``final_pointstamp`` (this
@@ -44,7 +47,7 @@ class PerOperatorState:
     it asks to be told, whether it is incomplete, where its outputs lead."""
 
     __slots__ = ("index", "operator", "shared", "local", "notify", "incomplete", "inputs",
-                 "outputs", "watches", "targets", "id", "inward")
+                 "outputs", "watches", "targets", "id")
 
     def __init__(self, index: int, operator: Operate, identifier: int | None = None):
         self.index = index
@@ -59,9 +62,6 @@ class PerOperatorState:
                         else [True] * operator.inputs)
         self.incomplete = False
         self.targets: list = [[] for _ in range(operator.outputs)]   # per output: (node, port)
-        # No output reaches node 0: its progress may go straight to the tracker
-        # (Tracker.absorb_shared), as nothing of it is reported to the parent.
-        self.inward = False
 
 
 class SubgraphProgress(Operate):
@@ -93,8 +93,10 @@ class SubgraphProgress(Operate):
         self.input_targets: list = []      # per scope input: child targets it feeds
         self.unconnected_loops: list = []
         self.tracker = None  # type: ignore[assignment]  # made by build()
-        self.local_pointstamp: dict = {}
-        self.final_pointstamp: dict = {}
+        # Located changes (rows of location and time), see the module's docstring.
+        self.local_pointstamp = ChangeBatch(arity=arity + 1)
+        self.final_pointstamp = ChangeBatch(arity=arity + 1)
+        self.boundary = ChangeBatch(arity=arity + 1)
         self.output_capabilities: list = []
         self.progress = None  # type: ignore[assignment]  # toward the parent, made by build()
         self.incomplete_count = 0
@@ -117,13 +119,12 @@ class SubgraphProgress(Operate):
                   identifier: int | None = None) -> PerOperatorState:
         """Installs ``operator`` as child ``index``. Changes it made while it
         was being built (capabilities dropped by its constructor, a child
-        scope's initial report) are taken at once."""
+        scope's initial report) are taken when the scope is built."""
         if self.built:
             raise DataflowError(f"scope {self.name!r} is already built; it takes no new operators")
         if not isinstance(getattr(operator, "progress", None), SharedProgress):
             raise DataflowError(f"operator {operator.name!r} has no SharedProgress in .progress")
         child = self.children[index] = PerOperatorState(index, operator, identifier)
-        self.extract_progress(child)
         return child
 
     def add_edge(self, source, target) -> None:
@@ -166,7 +167,6 @@ class SubgraphProgress(Operate):
         self.input_targets = [reach.get((0, port), []) for port in range(self.inputs)]
         for child in self.children[1:]:
             child.targets = [reach.get((child.index, port), []) for port in range(child.outputs)]
-            child.inward = all(node != 0 for where in child.targets for node, _ in where)
         self.tracker, inner_summary = builder.build()
         for child in self.children[1:]:
             for port in range(child.inputs):
@@ -175,22 +175,25 @@ class SubgraphProgress(Operate):
         self.fingerprint = self.describe()
         self.output_capabilities = [MutableAntichain(arity=self.arity) for _ in range(self.outputs)]
         self.notify = [True] * self.inputs
+        # Records sent before the scope knew where its outputs lead reached
+        # only the channels connected so far, none of them counted yet: they
+        # count nowhere.
         for child in self.children[1:]:
-            if child.shared:
-                self.extract_progress(child)
+            self.tracker.drain_shared(child.shared, child.index,
+                                      self.local_pointstamp if child.local
+                                      else self.final_pointstamp, False)
         self.built = True
         # Each operator output starts with `peers` copies of a capability at the
         # minimum time, one per worker. That is common knowledge, applied here
         # and never broadcast; each worker broadcasts only the drop of its own.
         # (A child scope reported its initial capabilities already, from its
         # own tracker, which counts every worker.)
-        low = 0 if self.arity == 1 else (0,) * self.arity
+        low = (0,) * self.arity
         final = self.final_pointstamp
         for child in self.children[1:]:
             if child.local:
                 for port in range(child.outputs):
-                    key = (True, child.index, port, low)
-                    final[key] = final.get(key, 0) + peers
+                    final.update((self.tracker.source_location(child.index, port), *low), peers)
         self._summary = self.outer_summary(inner_summary)
         return self._summary
 
@@ -249,10 +252,11 @@ class SubgraphProgress(Operate):
 
     def extract_progress(self, child: PerOperatorState) -> None:
         """Drains ``child``'s shared progress into the pointstamp accumulation
-        (records sent before the scope is built reach only the channels
-        connected so far, none of them counted yet: they count nowhere)."""
-        child.shared.drain_into(self.local_pointstamp if child.local else self.final_pointstamp,
-                                child.index, child.targets if self.built else None)
+        (before the scope is built there is nowhere to put it: it waits)."""
+        if self.built:
+            self.tracker.drain_shared(child.shared, child.index,
+                                      self.local_pointstamp if child.local
+                                      else self.final_pointstamp)
 
     def extract_all(self) -> bool:
         """Drains every child's shared progress (changes made outside any
@@ -261,9 +265,10 @@ class SubgraphProgress(Operate):
         for child in self.children[1:]:
             if child is not None and child.operator is not None and child.shared:
                 self.extract_progress(child)
+        if not self.built:
+            return False
         return bool(self.final_pointstamp) or (
-            bool(self.local_pointstamp) and self.local_ready()) or (
-            self.tracker is not None and self.tracker.pending())
+            bool(self.local_pointstamp) and self.local_ready()) or self.tracker.pending()
 
     def local_ready(self) -> bool:
         """Whether the accumulated local changes would be applied or sent if
@@ -274,16 +279,7 @@ class SubgraphProgress(Operate):
     def harvest_inputs(self) -> None:
         """Counts the records that entered through the scope's inputs: produced
         at the children they reach, consumed from node 0's outputs."""
-        local = self.local_pointstamp
-        get = local.get
-        for port, batch in enumerate(self.input_messages):
-            if batch:
-                for time, diff in batch.drain():
-                    for node, tport in self.input_targets[port]:
-                        k = (False, node, tport, time)
-                        local[k] = get(k, 0) + diff
-                    k = (True, 0, port, time)
-                    local[k] = get(k, 0) - diff
+        self.tracker.harvest(self.input_messages, self.local_pointstamp)
 
     def must_send(self, eager: bool) -> bool:
         """Whether the accumulated local changes must go to every worker now.
@@ -297,13 +293,7 @@ class SubgraphProgress(Operate):
         local = self.local_pointstamp
         if not local:
             return False
-        if eager:
-            return True
-        is_global = self.tracker.is_global
-        for (is_source, node, port, time), diff in local.items():
-            if node == 0 or (diff < 0 and is_global(is_source, node, port, time)):
-                return True
-        return False
+        return eager or self.tracker.must_send(local)
 
     def propagate(self, everything: bool = True):
         """Applies ``final_pointstamp`` (and the changes given to the tracker
@@ -316,10 +306,12 @@ class SubgraphProgress(Operate):
         tracker = self.tracker
         final = self.final_pointstamp
         if final:
-            boundary = tracker.absorb(final)
-            final.clear()
+            boundary = self.boundary
+            tracker.absorb_located(final, boundary)
             if boundary:
-                self._report_boundary(boundary)
+                # Records leaving node 0's outputs were consumed at the scope's
+                # inputs; records reaching its inputs were produced at its outputs.
+                tracker.report_boundary(boundary, self.progress, self.nested)
         tracker.propagate_all()
         pushed, quiet = tracker.drain_pushed(not everything)
         children = self.children
@@ -336,20 +328,6 @@ class SubgraphProgress(Operate):
                     for time, diff in self.output_capabilities[port].update_iter(changes):
                         internal.update(self.to_outer(time), diff)
         return pushed, quiet
-
-    def _report_boundary(self, boundary) -> None:
-        """Records leaving node 0's outputs were consumed at the scope's inputs;
-        records reaching node 0's inputs were produced at its outputs."""
-        progress = self.progress
-        if progress is None:
-            return
-        consumeds = progress.consumeds
-        produceds = progress.produceds
-        for (is_source, _node, port, time), diff in boundary:
-            if is_source:
-                consumeds[port].update(self.to_outer(time), -diff)
-            else:
-                produceds[port].update(self.to_outer(time), diff)
 
     def retire(self, child: PerOperatorState, incomplete: bool) -> bool:
         """Notes whether ``child`` is incomplete after a scheduling; True when
