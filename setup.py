@@ -56,6 +56,7 @@ modules = {
     "timely.progress._notificator": SORT,
     "timely.progress._operate": SORT,
     "timely.communication._ring": ["csrc/ring.c"],
+    "timely.communication._mailbox": [],
     "timely.container._columns": ["csrc/hash.c"],
     "timely.container._aggregate": [],
     "timely.container._records": ["csrc/hash.c"],

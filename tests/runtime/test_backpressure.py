@@ -54,7 +54,6 @@ def slow_consumer(rounds: int, pause: float):
             stream.exchange("k").inspect_batch(consume)
         sizes = []
         flights = [0]
-        in_flight = getattr(worker.allocator, "in_flight", {})
         if worker.index < peers - 1 or peers == 1:
             for r in range(rounds):
                 handle.send_batch(timely.Batch(k=np.full(ROWS, key, dtype=np.int64),
@@ -62,6 +61,7 @@ def slow_consumer(rounds: int, pause: float):
                 handle.advance_to(r + 1)
                 worker.step()
                 sizes.append(resident_mb())
+                in_flight = getattr(worker.allocator, "in_flight", {})   # a snapshot
                 flights.append(max(in_flight.values(), default=0))
         handle.close()
         while worker.step_or_park(0.01):
@@ -157,9 +157,9 @@ def source_work(worker):
         iterator_source(scope, "Source", next_input, probe).exchange(lambda _: key).inspect_batch(consume)
     sizes = []
     flights = [0]
-    in_flight = getattr(worker.allocator, "in_flight", {})
     while worker.step_or_park(0.01):
         sizes.append(resident_mb())
+        in_flight = getattr(worker.allocator, "in_flight", {})   # a snapshot
         flights.append(max(in_flight.values(), default=0))
     return seen[0], min(sizes), max(sizes), max(flights)
 

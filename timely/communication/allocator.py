@@ -43,19 +43,23 @@ import threading
 from collections import deque
 from typing import Union
 
-from timely.errors import ConfigurationError, FrameError
+from timely.communication._mailbox import (
+    CREDIT,
+    CREDIT_AT,
+    MIN_WINDOW,
+    Credited,
+    CreditingPuller,
+    LocalPusher,
+    Mailbox,
+    Puller,
+    RemotePusher,
+)
+from timely.errors import ConfigurationError
 
 # A channel's identifier: an int for a data channel, a tuple naming a
 # system channel (progress of a scope, the dataflow census, credits).
 ChannelId = Union[int, tuple]
 
-# The channel that carries window credit: a count of bytes.
-CREDIT = ("credit",)
-# Credit owed to an idle peer is sent on its own once this much has gathered
-# (otherwise it rides along with data), so a window must be larger.
-CREDIT_AT = 1 << 16
-MIN_WINDOW = 2 * CREDIT_AT
-_DROPPED = object()            # the callback of a channel whose operators are gone
 DEFAULT_WINDOW = 4 << 20
 DEFAULT = object()             # "the window of the environment", for keyword defaults
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -151,42 +155,6 @@ class Allocator:
         callback()
 
 
-class LocalPusher:
-    """Pushes into a puller of the same worker, and signals the consumer."""
-
-    __slots__ = ("queue", "on_data")
-
-    def __init__(self, queue: deque, on_data):
-        self.queue = queue
-        self.on_data = on_data
-
-    def push(self, message) -> None:
-        """Queues ``message`` for this worker's puller and activates its operator."""
-        self.queue.append(message)
-        self.on_data()
-
-    def done(self) -> None:
-        """Nothing to flush: a local message is queued at once."""
-        pass
-
-
-class Puller:
-    """The receiving end of a channel at one worker."""
-
-    __slots__ = ("queue",)
-
-    def __init__(self, queue: deque):
-        self.queue = queue
-
-    def pull(self):
-        """The next message, or None."""
-        q = self.queue
-        return q.popleft() if q else None
-
-    def __bool__(self):
-        return bool(self.queue)
-
-
 class ThreadAllocator(Allocator):
     """One worker in this thread: every channel is a local queue."""
 
@@ -204,67 +172,17 @@ class ThreadAllocator(Allocator):
         return [LocalPusher(queue, on_data)], Puller(queue)
 
 
-class Credited:
-    """A message from another worker with the bytes of its frame it
-    stands for; its puller gives them back to the sender when it is pulled."""
-
-    __slots__ = ("message", "peer", "weight")
-
-    def __init__(self, message, peer: int, weight: int):
-        self.message = message
-        self.peer = peer
-        self.weight = weight
-
-
-class CreditingPuller(Puller):
-    """A puller of a channel between workers: pulling a message from
-    another worker credits its bytes to that worker's window."""
-
-    __slots__ = ("allocator",)
-
-    def __init__(self, queue: deque, allocator):
-        self.queue = queue
-        self.allocator = allocator
-
-    def pull(self):
-        q = self.queue
-        if not q:
-            return None
-        message = q.popleft()
-        if type(message) is Credited:
-            self.allocator.owed[message.peer] += message.weight
-            return message.message
-        return message
-
-
-class RemotePusher:
-    """Queues messages for another worker; its allocator sends them as one
-    batch per peer when the worker releases."""
-
-    __slots__ = ("outbox", "identifier")
-
-    def __init__(self, outbox: list, identifier):
-        self.outbox = outbox
-        self.identifier = identifier
-
-    def push(self, message) -> None:
-        """Adds ``message`` to the outbox of its worker; :meth:`Allocator.release` sends it."""
-        self.outbox.append((self.identifier, message))
-
-    def done(self) -> None:
-        """Nothing to flush here: the allocator sends outboxes on release."""
-        pass
-
-
-class BatchingAllocator(Allocator):
+class BatchingAllocator(Mailbox, Allocator):
     """The part of the process and cluster allocators that is not transport:
-    channel queues, activation callbacks, and one outbox per peer.
+    channel queues, activation callbacks, and one outbox per peer (compiled:
+    :class:`Mailbox`).
 
     Subclasses move frames (:mod:`timely.communication.codec`) of
     ``[(identifier, message), ...]``; they call ``deliver_messages`` with
     the messages of each frame received and its size in bytes (or
-    ``deliver_frame`` with a whole frame) and take ``take_outboxes()`` to
-    send. Pickle crosses only between the computation's own workers.
+    ``deliver_frame`` with a whole frame) and send what
+    :meth:`take_frames` gives. Pickle crosses only between the
+    computation's own workers.
 
     ``window`` is the send window in bytes per peer (``None``: unbounded).
     """
@@ -274,167 +192,19 @@ class BatchingAllocator(Allocator):
         # first allocator that moves frames, not with every import of this module.
         from timely.communication import codec
 
+        super().__init__(index, peers, window)
         self._encode = codec.encode
         self._decode = codec.decode
-        self.index = index
-        self.peers = peers
-        self.queues: dict = {}
-        self.callbacks: dict = {}
-        self.outboxes: dict[int, list] = {j: [] for j in range(peers) if j != index}
-        self.sources: dict = {}           # logged channels: identifier -> source of each queued message
-        self.window = window
-        self.in_flight = dict.fromkeys(self.outboxes, 0)   # bytes sent to a peer, not yet credited
-        self.owed = dict.fromkeys(self.outboxes, 0)        # bytes pulled from a peer, not yet credited
-        if window is not None and window < MIN_WINDOW:
-            raise ConfigurationError(f"a send window of {window} bytes is below the least, "
-                                     f"{MIN_WINDOW}")
-        self._congested = False
-        self._waiting: list = []          # on_window callbacks
-
-    def _queue(self, identifier) -> deque:
-        q = self.queues.get(identifier)
-        if q is None:
-            q = self.queues[identifier] = deque()
-        return q
-
-    def allocate(self, identifier, on_data):
-        """As :meth:`Allocator.allocate`: a local queue for this worker,
-        outboxes for the others, and a puller that credits what it takes
-        back to the sender's window. Messages that arrived before the
-        channel existed are kept and activate it at once."""
-        if identifier in self.callbacks:
-            raise ValueError(f"channel {identifier} allocated twice")
-        self.callbacks[identifier] = on_data
-        mine = self._queue(identifier)
-        pushers = [LocalPusher(mine, on_data) if j == self.index
-                   else RemotePusher(self.outboxes[j], identifier) for j in range(self.peers)]
-        if mine:
-            on_data()                     # data that arrived before the channel existed
-        return pushers, CreditingPuller(mine, self)
-
-    def track_sources(self, identifier) -> deque:
-        """A deque that receives the sending worker of every message queued
-        for channel ``identifier`` from now on, in queue order (for logs);
-        messages already queued count as from worker -1 (not known)."""
-        sources = self.sources.get(identifier)
-        if sources is None:
-            sources = self.sources[identifier] = deque([-1] * len(self._queue(identifier)))
-        return sources
-
-    def deliver_messages(self, messages, source: int = -1, nbytes: int = 0) -> None:
-        """Queues the messages of one frame of ``nbytes`` bytes from
-        worker ``source`` and activates their channels' operators."""
-        if self.sources:
-            self._note_sources(messages, source)
-        callbacks = self.callbacks
-        carried = len(messages)
-        for identifier, message in messages:
-            if identifier == CREDIT:
-                carried -= 1
-                self._credited(source, message)
-        if not carried:
-            return
-        weight, extra = divmod(nbytes, carried) if source in self.owed else (0, 0)
-        for identifier, message in messages:
-            if identifier == CREDIT:
-                continue
-            callback = callbacks.get(identifier)
-            share = weight + extra
-            extra = 0
-            if callback is _DROPPED:
-                if share:
-                    self.owed[source] += share
-                continue
-            if callback is None:
-                # No channel yet: nobody may pull it for a while.
-                self._queue(identifier).append(message)
-                if share:
-                    self.owed[source] += share
-                continue
-            self._queue(identifier).append(Credited(message, source, share) if share else message)
-            callback()
-
-    def drop_channels(self, identifiers) -> None:
-        """Discards what channels ``identifiers`` hold and whatever still
-        arrives for them, crediting each message's bytes to its sender."""
-        owed = self.owed
-        for identifier in identifiers:
-            self.callbacks[identifier] = _DROPPED
-            queue = self.queues.pop(identifier, None)
-            while queue:
-                message = queue.popleft()
-                if type(message) is Credited:
-                    owed[message.peer] += message.weight
-
-    def _credited(self, peer: int, amount) -> None:
-        if type(amount) is not int or amount < 0 or amount > self.in_flight.get(peer, 0):
-            raise FrameError(f"worker {peer} returned a credit of {amount!r} bytes, "
-                             f"more than the {self.in_flight.get(peer, 0)} in flight to it")
-        self.in_flight[peer] -= amount
-        if self._congested and not self._over_window():
-            self._congested = False
-            waiting, self._waiting = self._waiting, []
-            for callback in waiting:
-                callback()
-
-    def _over_window(self) -> bool:
-        window = self.window
-        return window is not None and any(v >= window for v in self.in_flight.values())
-
-    def congested(self) -> bool:
-        """True while some peer holds ``window`` bytes or more of this
-        worker's frames that it has not yet credited back."""
-        return self._congested
-
-    def full_windows(self) -> list:
-        """The peers that hold a full window of this worker's data."""
-        window = self.window
-        if window is None:
-            return []
-        return [j for j, v in self.in_flight.items() if v >= window]
-
-    def on_window(self, callback) -> None:
-        """Calls ``callback()`` at once if no peer holds a full window,
-        else once when a credit opens it (from ``receive``)."""
-        if self._congested:
-            self._waiting.append(callback)
-        else:
-            callback()
-
-    def _note_sources(self, messages, source: int) -> None:
-        sources = self.sources
-        for identifier, _message in messages:
-            noted = sources.get(identifier)
-            if noted is not None:
-                noted.append(source)
 
     def deliver_frame(self, frame, source: int = -1) -> None:
         """Delivers the messages of a frame held whole in one buffer."""
         self.deliver_messages(self._decode(frame), source, len(frame))
 
-    def take_outboxes(self):
-        """``(peer, frame parts)`` for every peer with something to send.
-        Credit owed to a peer rides along; a frame that carries more than
-        credit counts as in flight, whole."""
-        owed = self.owed
-        in_flight = self.in_flight
-        encode = self._encode
-        for j, outbox in self.outboxes.items():
-            credit = owed[j]
-            if outbox:
-                if credit:
-                    outbox.append((CREDIT, credit))
-                    owed[j] = 0
-                parts = encode(outbox)
-                outbox.clear()
-                in_flight[j] += sum(memoryview(p).nbytes for p in parts)
-                yield j, parts
-            elif credit >= CREDIT_AT:
-                owed[j] = 0
-                yield j, encode([(CREDIT, credit)])
-        if not self._congested and self._over_window():
-            self._congested = True
+    def take_frames(self) -> list:
+        """``[(peer, frame parts)]`` for every peer with something to send
+        (see :meth:`Mailbox.take_outboxes`)."""
+        return self.take_outboxes(self._encode)
 
 
-__all__ = ["CREDIT", "CREDIT_AT", "DEFAULT_WINDOW", "MIN_WINDOW", "window_from_env", "Allocator", "BatchingAllocator", "Credited", "CreditingPuller",
+__all__ = ["CREDIT", "CREDIT_AT", "DEFAULT_WINDOW", "MIN_WINDOW", "window_from_env", "Allocator", "BatchingAllocator", "Credited", "CreditingPuller", "Mailbox",
            "LocalPusher", "Puller", "RemotePusher", "ThreadAllocator"]

@@ -76,6 +76,10 @@ class RingAllocator(BatchingAllocator):
         self.flag = flag
         self.peer_flags = peer_flags if peer_flags is not None else {}
         self.links: dict = {}
+        # (peer, reader) pairs, and the writers holding bytes a full ring
+        # has not taken yet (sent again on every release until it has).
+        self._readers = list(readers.items())
+        self._backlog: set = set()
         self.inbox: deque = deque()
         self.failure: str | None = None
         self.connection_log: list = []    # (peer, state, detail), for logs registered later
@@ -115,41 +119,50 @@ class RingAllocator(BatchingAllocator):
         if self.failure is not None:
             raise WorkerFailed(f"worker {self.index}: {self.failure}")
         logger = self.logger
-        for j, reader in self.readers.items():
+        deliver = self.deliver_messages
+        for j, reader in self._readers:
             while True:
                 messages = reader.recv_frame()
                 if messages is None:
                     break
                 if logger is not None:
                     logger.frame(False, j, len(messages), -1)
-                self.deliver_messages(messages, j, reader.last_frame_bytes)
+                deliver(messages, j, reader.last_frame_bytes)
         inbox = self.inbox
         while inbox:
             peer, frame = inbox.popleft()
             if logger is not None:
                 logger.frame(False, peer, -1, len(frame))
             self.deliver_frame(frame, peer)
-        self.release()
+        if self._backlog or self.pending():
+            self.release()
 
     def release(self) -> None:
         """Sends every outbox: into the peer's ring (ringing its doorbell
         only when it announced that it parks) or to its TCP link."""
+        backlog = self._backlog
+        if not backlog and not self.pending():
+            return
         rung = set()
         writers = self.writers
         logger = self.logger
-        for j, parts in self.take_outboxes():
+        for j, parts in self.take_frames():
             if logger is not None:
                 logger.frame(True, j, -1, sum(memoryview(p).nbytes for p in parts))
             writer = writers.get(j)
             if writer is None:
                 self.links[j].send(parts)
                 continue
-            writer.send_parts(parts)
+            if not writer.send_parts(parts):
+                backlog.add(j)
             rung.add(j)
-        for j, writer in writers.items():
-            if j not in rung and writer.queued_bytes:
-                writer.flush()
+        for j in list(backlog):
+            if j not in rung:
                 rung.add(j)
+                if not writers[j].flush():
+                    continue
+            if not writers[j].queued_bytes:
+                backlog.discard(j)
         bells = self.peer_bells
         flags = self.peer_flags
         for j in rung:
@@ -165,7 +178,7 @@ class RingAllocator(BatchingAllocator):
         failed."""
         if self.inbox:
             return
-        if any(w.queued_bytes for w in self.writers.values()):
+        if self._backlog:
             timeout = min(timeout, 0.0005) if timeout is not None else 0.0005
         flag = self.flag
         if flag is None:
@@ -210,6 +223,8 @@ class RingAllocator(BatchingAllocator):
         self.links.clear()
         self.writers.clear()
         self.readers.clear()
+        self._readers = []
+        self._backlog = set()
         self.flag = None
         self.peer_flags = {}
 

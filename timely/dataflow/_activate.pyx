@@ -10,6 +10,7 @@ from heapq import heapify, heappop, heappush
 
 from timely.progress.change_batch cimport ChangeBatch
 from timely.progress.reachability cimport Tracker
+from timely.progress.operate cimport PerOperatorState
 
 
 cdef class Schedulable:
@@ -64,42 +65,67 @@ cdef class Activations:
                 on_first()
 
     def run_round(self, scope, list children, list compiled, Tracker tracker,
-                  ChangeBatch local, ChangeBatch final):
-        """Runs the children on ``heap`` (the scope's activated children), each
-        once, in index order; children activated meanwhile with a higher index
-        join the round. After each one runs, its shared progress goes into
-        ``local`` (an operator's) or ``final`` (a child scope's) as located
-        changes, its incompleteness into ``scope.incomplete_count``, and it
-        shuts down once complete and quiet. ``compiled[index]``, when not None, is the child's
-        :class:`Schedulable` logic, run in its place. The Python twin is
-        ``Subgraph._run_round`` (for logged and shuffled rounds)."""
-        cdef Py_ssize_t index, previous = -1
+                  ChangeBatch local, ChangeBatch final, list order=None, logger=None):
+        """Runs the scope's activated children, each once, then drains each
+        one's shared progress into ``local`` (an operator's) or ``final`` (a
+        child scope's) as located changes, notes its incompleteness in
+        ``scope.incomplete_count``, and shuts it down once complete and
+        quiet.
+
+        The visiting order: with ``order`` None, the children on ``heap``
+        in index order, children activated meanwhile with a higher index
+        joining the round; with ``order`` (a permutation of what was
+        activated, for adversarial schedules), that order, and whatever is
+        activated meanwhile waits for the next round. ``compiled[index]``,
+        when not None, is the child's :class:`Schedulable` logic, run in its
+        place. ``logger``, when given, runs each child through
+        ``logger.scheduled(id, operator)`` and hears of each shut-down."""
+        cdef Py_ssize_t index, previous = -1, at = 0, n
         cdef list heap = self.heap
-        node_quiet = tracker.node_quiet
-        heapify(heap)
-        while heap:
-            index = heappop(heap)
-            if index <= previous:
-                continue
-            self.current = previous = index
-            child = children[index]
+        cdef PerOperatorState child
+        cdef bint incomplete
+        if order is None:
+            heapify(heap)
+        else:
+            heap.clear()
+            self.current = len(children)
+        n = len(order) if order is not None else 0
+        while True:
+            if order is None:
+                if not heap:
+                    break
+                index = heappop(heap)
+                if index <= previous:
+                    continue
+                self.current = previous = index
+            else:
+                if at == n:
+                    break
+                index = order[at]
+                at += 1
+            child = <PerOperatorState>children[index]
             operator = child.operator
             if operator is None:
                 continue
-            logic = compiled[index]
-            if logic is not None:
-                (<Schedulable>logic).run()
-                incomplete = False
+            if logger is not None:
+                incomplete = logger.scheduled(child.id, operator)
             else:
-                incomplete = operator.schedule()
+                logic = compiled[index]
+                if logic is not None:
+                    (<Schedulable>logic).run()
+                    incomplete = False
+                else:
+                    incomplete = operator.schedule()
             tracker.drain_shared(child.shared, index, local if child.local else final, True)
             if incomplete != child.incomplete:
                 scope.incomplete_count += 1 if incomplete else -1
                 child.incomplete = incomplete
-            if not incomplete and node_quiet(index):
+            if not incomplete and tracker.quiet(index):
                 operator.shut_down()
                 child.operator = None
                 compiled[index] = None     # its logic may hold what user code waits to free
+                if logger is not None:
+                    logger.shutdown(child.id)
 
 
 cdef class ChildActivator:

@@ -15,8 +15,7 @@ Each time a :class:`Subgraph` is scheduled it
 from __future__ import annotations
 
 import functools
-import heapq
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from timely.dataflow._activate import Activations, ChildActivator, Schedulable
 from timely.progress.subgraph import SubgraphProgress
@@ -123,18 +122,22 @@ class Subgraph(SubgraphProgress):
         local = self.local_pointstamp
         final = self.final_pointstamp
         logger = self.worker.logger if self.logged else None
+        # The children to run this round, each once, in index order;
+        # children activated meanwhile with a higher index join the round
+        # (``activate_child`` pushes them onto the heap). With
+        # ``schedule_seed`` (adversarial testing): the activated children in
+        # a random order, and whatever is activated meanwhile waits.
+        order = None
+        if self.rng is not None:
+            order = sorted(set(heap))
+            self.rng.shuffle(order)
         try:
-            # The children to run this round, each once, in index order;
-            # children activated meanwhile with a higher index join the round
-            # (``activate_child`` pushes them onto the heap).
-            if self.rng is None and logger is None:
-                # _run_round, compiled.
-                acts.run_round(self, children, self.compiled, tracker, local, final)
-            else:
-                self._run_round(children, tracker, local, final, logger)
+            acts.run_round(self, children, self.compiled, tracker, local, final, order, logger)
         finally:
             acts.scheduling = False
             acts.current = -1
+        if order is not None and acts.deferred:
+            self.activate_self()
         if local:
             if self.solo and self.worker.logger is None:
                 # One worker: its batch would come straight back through the
@@ -145,76 +148,6 @@ class Subgraph(SubgraphProgress):
         if final or tracker.pending():
             acts.on_first()                # activate_self()
         return self.incomplete_count > 0 or tracker.tracking_anything()
-
-    def _run_round(self, children, tracker, local, final, logger) -> None:
-        """``Activations.run_round`` in Python, for rounds that are logged or
-        run in a random order (``schedule_seed``)."""
-        acts = self.activations
-        heap = acts.heap
-        node_quiet = tracker.node_quiet
-        drain_shared = tracker.drain_shared
-        shuffled: Iterator[int] | None = self.activated() if self.rng is not None else None
-        heapq.heapify(heap)
-        heappop = heapq.heappop
-        previous = -1
-        while True:
-            if shuffled is None:
-                if not heap:
-                    break
-                index = heappop(heap)
-                if index <= previous:
-                    continue
-                acts.current = previous = index
-            else:
-                drawn = next(shuffled, None)
-                if drawn is None:
-                    break
-                index = drawn
-            child = children[index]
-            operator = child.operator
-            if operator is None:
-                continue
-            if logger is None:
-                incomplete = operator.schedule()
-            else:
-                incomplete = logger.scheduled(child.id, operator)
-            # The bookkeeping's extract_progress and retire, inlined: once
-            # per scheduling of every operator.
-            drain_shared(child.shared, index, local if child.local else final)
-            if incomplete != child.incomplete:
-                self.incomplete_count += 1 if incomplete else -1
-                child.incomplete = incomplete
-            if not incomplete and node_quiet(index):
-                operator.shut_down()
-                child.operator = None
-                self.compiled[index] = None
-                if logger is not None:
-                    logger.shutdown(child.id)
-
-    def activated(self):
-        """With ``schedule_seed`` (adversarial testing): the activated
-        children in a random order; whatever is activated meanwhile waits
-        for the next round. (Otherwise :meth:`schedule` runs them in index
-        order.)"""
-        acts = self.activations
-        heap = acts.heap
-        if self.rng is not None:
-            order = sorted(set(heap))
-            heap.clear()
-            self.rng.shuffle(order)
-            acts.current = len(self.children)
-            yield from order
-            if acts.deferred:
-                self.activate_self()
-            return
-        heapq.heapify(heap)
-        heappop = heapq.heappop
-        previous = -1
-        while heap:
-            index = heappop(heap)
-            if index > previous:
-                acts.current = previous = index
-                yield index
 
     def propagate_pointstamps(self) -> None:
         logger = self.worker.logger if self.logged else None

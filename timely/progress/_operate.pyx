@@ -63,3 +63,29 @@ cdef class SharedProgress:
     def __repr__(self):
         return (f"SharedProgress({len(self.consumeds)} inputs, "
                 f"{len(self.internals)} outputs{', pending' if self else ''})")
+
+
+cdef class PerOperatorState:
+    """A scope's record of one child: its operator and shared progress, what
+    it asks to be told, whether it is incomplete, where its outputs lead.
+    The scope's round reads it with no attribute lookup by name."""
+
+    def __init__(self, Py_ssize_t index, operator, identifier=None):
+        progress = operator.progress
+        if not isinstance(progress, SharedProgress):
+            raise TypeError(f"operator {operator.name!r} has no SharedProgress in .progress")
+        self.index = index
+        self.id = identifier              # worker-unique, for logs
+        self.operator = operator
+        self.shared = <SharedProgress>progress
+        self.local = operator.local
+        self.inputs = operator.inputs
+        self.outputs = operator.outputs
+        self.notify = list(operator.notify) if operator.notify else [True] * operator.inputs
+        self.watches = (list(operator.watches) if operator.watches is not None
+                        else [True] * operator.inputs)
+        self.incomplete = False
+        self.targets = [[] for _ in range(operator.outputs)]   # per output: (node, port)
+
+    def __repr__(self):
+        return f"PerOperatorState({self.index}, {self.operator!r})"

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from timely.progress._operate import SharedProgress
+from timely.progress._operate import PerOperatorState, SharedProgress
 
-__all__ = ["Operate", "SharedProgress"]
+__all__ = ["Operate", "PerOperatorState", "SharedProgress"]
 
 
 class Operate:

@@ -36,32 +36,10 @@ from __future__ import annotations
 from timely.errors import DataflowError
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import Antichain, MutableAntichain
-from timely.progress.operate import Operate, SharedProgress
+from timely.progress.operate import Operate, PerOperatorState, SharedProgress
 from timely.progress.reachability import Builder, Tracker
 
-__all__ = ["PerOperatorState", "SubgraphProgress"]
-
-
-class PerOperatorState:
-    """A scope's record of one child: its operator and shared progress, what
-    it asks to be told, whether it is incomplete, where its outputs lead."""
-
-    __slots__ = ("index", "operator", "shared", "local", "notify", "incomplete", "inputs",
-                 "outputs", "watches", "targets", "id")
-
-    def __init__(self, index: int, operator: Operate, identifier: int | None = None):
-        self.index = index
-        self.id = identifier              # worker-unique, for logs
-        self.operator = operator
-        self.shared = operator.progress
-        self.local = operator.local
-        self.inputs = operator.inputs
-        self.outputs = operator.outputs
-        self.notify = list(operator.notify) if operator.notify else [True] * operator.inputs
-        self.watches = (list(operator.watches) if operator.watches is not None
-                        else [True] * operator.inputs)
-        self.incomplete = False
-        self.targets: list = [[] for _ in range(operator.outputs)]   # per output: (node, port)
+__all__ = ["SubgraphProgress"]
 
 
 class SubgraphProgress(Operate):
