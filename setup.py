@@ -57,6 +57,7 @@ modules = {
     "timely.progress._operate": SORT,
     "timely.communication._ring": ["csrc/ring.c"],
     "timely.communication._mailbox": [],
+    "timely.communication._codec": [],
     "timely.container._columns": ["csrc/hash.c"],
     "timely.container._aggregate": [],
     "timely.container._records": ["csrc/hash.c"],

@@ -311,9 +311,9 @@ FIELDS = ["magic", "version", "reserved", "header", "columns", "buffers", "pickl
 )
 def test_header_lengths_that_do_not_add_up(field, delta):
     frame = bytearray(sample_frame())
-    values = dict(zip(FIELDS, codec._PREFIX.unpack_from(frame)))
+    values = dict(zip(FIELDS, codec.PREFIX.unpack_from(frame)))
     values[field] += delta
-    codec._PREFIX.pack_into(frame, 0, *values.values())
+    codec.PREFIX.pack_into(frame, 0, *values.values())
     with pytest.raises(FrameError):
         decode(frame)
 
@@ -347,7 +347,7 @@ def test_a_column_of_objects_is_refused():
     write_head(OBJECT, 1, [8], head)
     pickled = pickle.dumps([(0, 0, None, 0)], protocol=5)
     head += pickled
-    codec._PREFIX.pack_into(head, 0, codec.MAGIC, codec.VERSION, 0, len(head), 1, 0,
+    codec.PREFIX.pack_into(head, 0, codec.MAGIC, codec.VERSION, 0, len(head), 1, 0,
                             len(pickled), 0)
     frame = bytes(head) + bytes(-len(head) % 8) + bytes(8)
     with pytest.raises(FrameError, match="objects"):

@@ -21,7 +21,9 @@ from collections import deque
 from libc.stdint cimport uint32_t, uint64_t
 from libc.string cimport memcpy
 
-from timely.communication import codec
+from timely.communication._codec cimport Header, frame_length
+
+DEF PREFIX_BYTES = 32            # a frame's fixed prefix (timely.communication.codec)
 from timely.errors import RingError, TimelyError
 
 
@@ -186,13 +188,13 @@ cdef class RingReader:
         """Consumes up to ``n`` bytes of the frame from ``p``; returns how many."""
         cdef Py_ssize_t take, need, copy
         if self._header is None:
-            need = (codec.PREFIX_BYTES if self._head_need < 0 else self._head_need) - len(self._head)
+            need = (PREFIX_BYTES if self._head_need < 0 else self._head_need) - len(self._head)
             take = n if n < need else need
             self._head += (<const char *>p)[:take]
-            if self._head_need < 0 and len(self._head) == codec.PREFIX_BYTES:
-                length = codec.frame_length(self._head)
-                self._head_need = length + (-length % 8)
-                if self._head_need == codec.PREFIX_BYTES:
+            if self._head_need < 0 and len(self._head) == PREFIX_BYTES:
+                length = frame_length(self._head)
+                self._head_need = length + ((8 - (length & 7)) & 7)
+                if self._head_need == PREFIX_BYTES:
                     self._open_frame()
             elif len(self._head) == self._head_need:
                 self._open_frame()
@@ -215,7 +217,7 @@ cdef class RingReader:
         return take
 
     cdef int _open_frame(self) except -1:
-        self._header = codec.Header(self._head)
+        self._header = Header(self._head)
         self._dests = self._header.destinations()
         self._seg = 0
         self._enter_segment()

@@ -1,0 +1,267 @@
+"""Compiled part of :mod:`timely.communication.codec`: one frame of messages
+from one worker to another, written and read with O(1) Python calls per
+message and per column (never per record or row).
+
+The layout, and what travels how, is :mod:`timely.communication.codec`'s
+docstring.
+"""
+
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
+from libc.stdint cimport uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+import pickle
+
+import numpy as np
+
+from timely.container import Batch
+from timely.container.records import decode_records, encode_records
+from timely.container.serialize import OBJECT, column_parts, read_head, write_head
+from timely.errors import FrameError
+
+MAGIC = b"TLYF"
+VERSION = 2
+DEF PREFIX = 32
+PREFIX_BYTES = PREFIX
+# Frames smaller than this are joined into one buffer before sending.
+SMALL_FRAME = 1 << 16
+cdef bytes PAD = bytes(8)
+cdef object PickleBuffer = pickle.PickleBuffer
+cdef object dumps = pickle.dumps
+cdef object loads = pickle.loads
+cdef object ndarray = np.ndarray
+# Lists whose first record is of these types are written tagged.
+cdef frozenset TAGGED = frozenset((str, int, tuple, bytes, float, type(None), bool, list, dict))
+
+
+cdef inline void put_prefix(char *out, uint64_t header_len, uint32_t columns, uint32_t buffers,
+                            uint32_t pickled) noexcept:
+    cdef uint16_t version = VERSION, zero16 = 0
+    cdef uint32_t zero32 = 0
+    memcpy(out, b"TLYF", 4)
+    memcpy(out + 4, &version, 2)
+    memcpy(out + 6, &zero16, 2)
+    memcpy(out + 8, &header_len, 8)
+    memcpy(out + 16, &columns, 4)
+    memcpy(out + 20, &buffers, 4)
+    memcpy(out + 24, &pickled, 4)
+    memcpy(out + 28, &zero32, 4)
+
+
+def encode(list messages):
+    """The frame for ``[(identifier, message), ...]`` as a list of buffers
+    to send back to back (the header first). Column bytes are not copied."""
+    cdef list envelope = []     # entries, or compact stand-ins for their data
+    cdef list columns = []      # (type, rows, parts)
+    cdef list buffers = []
+    cdef list segments = []
+    cdef list body = []
+    cdef tuple entry, message
+    cdef Py_ssize_t total, nbytes, pad, header_len, i
+    cdef bytearray head
+    cdef bytes pickled
+    cdef uint64_t n64
+    for item in messages:
+        entry = <tuple>item
+        raw = entry[1]
+        if type(raw) is tuple and len(<tuple>raw) == 2:
+            message = <tuple>raw
+            data = message[1]
+            if type(data) is Batch and data.columns:
+                layout = []
+                for column in data.columns.values():
+                    written = column_parts(column)
+                    if written is None:
+                        layout.append(column)          # pickled: Python objects
+                    else:
+                        layout.append(len(columns))
+                        columns.append(written)
+                envelope.append((entry[0], message[0], data.names, tuple(layout)))
+                continue
+            if type(data) is list and data and type((<list>data)[0]) in TAGGED:
+                tagged = bytearray()
+                encode_records(data, tagged, True)
+                envelope.append((entry[0], message[0], (len(<list>data), PickleBuffer(tagged))))
+                continue
+            if type(data) is ndarray and data.ndim == 1:
+                written = column_parts(data)
+                if written is not None:
+                    envelope.append((entry[0], message[0], None, len(columns)))
+                    columns.append(written)
+                    continue
+        elif type(raw) is bytes:
+            # A raw message (a progress batch): one out-of-band segment.
+            envelope.append((entry[0], PickleBuffer(raw)))
+            continue
+        envelope.append(entry)
+
+    pickled = dumps(envelope, protocol=5, buffer_callback=buffers.append)
+    head = PyByteArray_FromStringAndSize(NULL, PREFIX)
+    for written in columns:
+        kind, rows, parts = written
+        write_head(kind, rows, [memoryview(p).nbytes for p in parts], head)
+        segments.extend(parts)
+    for buffer in buffers:
+        view = (<object>buffer).raw()
+        n64 = view.nbytes
+        head += (<char *>&n64)[:8]
+        segments.append(view)
+    head += pickled
+    header_len = len(head)
+    put_prefix(PyByteArray_AS_STRING(head), header_len, len(columns), len(buffers),
+               len(pickled))
+    pad = (8 - (header_len & 7)) & 7
+    if pad:
+        head += PAD[:pad]
+    total = len(head)
+    for segment in segments:
+        view = memoryview(segment)
+        nbytes = view.nbytes
+        pad = (8 - (nbytes & 7)) & 7
+        if nbytes:
+            body.append(view)
+        if pad:
+            body.append(PAD[:pad])
+        total += nbytes + pad
+    if total <= SMALL_FRAME:
+        if not body:
+            return [bytes(head)]
+        return [b"".join([head, *body])]
+    return [bytes(head), *body]
+
+
+cpdef Py_ssize_t frame_length(prefix) except -1:
+    """The header length announced by the first ``PREFIX_BYTES`` of a frame."""
+    cdef const unsigned char[::1] view = memoryview(prefix).cast("B")
+    cdef uint16_t version
+    cdef uint64_t header_len
+    cdef uint32_t pickle_len
+    if view.shape[0] < PREFIX:
+        raise FrameError(f"a frame prefix of {view.shape[0]} bytes is shorter than {PREFIX}")
+    if (view[0] != b"T"[0] or view[1] != b"L"[0] or view[2] != b"Y"[0]
+            or view[3] != b"F"[0]):
+        raise FrameError(f"a frame starts with {MAGIC!r}, not {bytes(view[:4])!r}")
+    memcpy(&version, &view[4], 2)
+    memcpy(&header_len, &view[8], 8)
+    memcpy(&pickle_len, &view[24], 4)
+    if version != VERSION:
+        raise FrameError(f"frame version {version} is not {VERSION}")
+    if header_len < <uint64_t>PREFIX + pickle_len or header_len > <uint64_t>(1 << 62):
+        raise FrameError(f"frame header length {header_len} is out of range")
+    return <Py_ssize_t>header_len
+
+
+cdef class Header:
+    """A parsed frame header: the segments to expect and the envelope.
+
+    ``columns`` lists ``(type, rows, part sizes)`` of each column,
+    ``buffers`` the sizes of the pickle's out-of-band buffers, ``sizes``
+    every segment's size in the order they follow the header."""
+
+    def __init__(self, header):
+        cdef const unsigned char[::1] view
+        cdef Py_ssize_t header_len, end, position, k
+        cdef uint32_t ncolumns, nbuffers, pickle_len
+        cdef uint64_t size
+        header = memoryview(header).cast("B")
+        view = header
+        header_len = frame_length(header)
+        if view.shape[0] < header_len:
+            raise FrameError(f"a frame of {view.shape[0]} bytes is shorter than its "
+                             f"{header_len}-byte header")
+        memcpy(&ncolumns, &view[16], 4)
+        memcpy(&nbuffers, &view[20], 4)
+        memcpy(&pickle_len, &view[24], 4)
+        end = header_len - pickle_len
+        position = PREFIX
+        columns = []
+        sizes = []
+        try:
+            for _ in range(ncolumns):
+                kind, rows, parts, position = read_head(header, position, end)
+                if kind is OBJECT:
+                    raise ValueError("a column of objects (they travel pickled)")
+                columns.append((kind, rows, parts))
+                sizes.extend(parts)
+        except ValueError as error:
+            raise FrameError(f"corrupt frame header: {error}") from None
+        if nbuffers > <uint64_t>(end - position) // 8 or position + 8 * <Py_ssize_t>nbuffers != end:
+            raise FrameError("frame header lengths do not add up")
+        buffers = []
+        for k in range(nbuffers):
+            memcpy(&size, &view[position + 8 * k], 8)
+            buffers.append(size)
+        self.columns = columns
+        self.buffers = buffers
+        self.sizes = sizes + buffers
+        self.pickled = header[end:header_len]
+        self.length = header_len
+
+    def destinations(self):
+        """A fresh writable byte buffer for every segment; a column part's is
+        the bytes (uint8 view) of an array of its final dtype, which
+        :meth:`messages` views again at that dtype."""
+        cdef list out = []
+        for kind, rows, parts in self.columns:
+            out.extend(kind.destinations(rows, parts))
+        for size in self.buffers:
+            out.append(bytearray(size))
+        return out
+
+    def messages(self, segments):
+        """``[(identifier, message), ...]`` given every segment's contents."""
+        cdef list columns = []
+        cdef list out = []
+        cdef Py_ssize_t at = 0, nparts
+        cdef tuple entry
+        try:
+            for kind, rows, parts in self.columns:
+                nparts = len(parts)
+                columns.append(kind.build(rows, segments[at:at + nparts]))
+                at += nparts
+        except ValueError as error:
+            raise FrameError(f"corrupt column: {error}") from None
+        envelope = loads(self.pickled, buffers=segments[at:])
+        for item in envelope:
+            entry = <tuple>item
+            if len(entry) == 2:
+                out.append(entry)
+                continue
+            if len(entry) == 3:
+                count, tagged = entry[2]
+                try:
+                    records, end = decode_records(tagged, 0, len(tagged), count, True)
+                except ValueError as error:
+                    raise FrameError(f"corrupt records: {error}") from None
+                if end != len(tagged):
+                    raise FrameError("a list of records has bytes after its last record")
+                out.append((entry[0], (entry[1], records)))
+                continue
+            identifier, time, names, layout = entry
+            if names is None:
+                out.append((identifier, (time, columns[layout])))
+                continue
+            cols = {name: columns[where] if type(where) is int else where
+                    for name, where in zip(names, layout)}
+            rows = len(next(iter(cols.values())))
+            out.append((identifier, (time, Batch.from_columns(cols, rows))))
+        return out
+
+
+def decode(frame):
+    """The messages of a frame held whole in ``frame`` (columns are views of it)."""
+    cdef Py_ssize_t position, nbytes, total
+    frame = memoryview(frame).cast("B")
+    total = frame.nbytes
+    if total < PREFIX:
+        raise FrameError(f"a frame of {total} bytes is shorter than its prefix")
+    header = Header(frame[:frame_length(frame)])
+    position = header.length + ((8 - (header.length & 7)) & 7)
+    segments = []
+    for size in header.sizes:
+        nbytes = size
+        if nbytes < 0 or nbytes > total - position:
+            raise FrameError("frame shorter than its segments")
+        segments.append(frame[position:position + nbytes])
+        position += nbytes + ((8 - (nbytes & 7)) & 7)
+    return header.messages(segments)
