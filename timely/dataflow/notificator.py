@@ -44,6 +44,10 @@ class FrontierNotificator:
         Raises :class:`timely.CapabilityError` if ``capability`` is not a capability or is
         no longer valid.
         """
+        self._core.notify_at(self._hold(capability))
+
+    def _hold(self, capability: Capability | InputCapability) -> Time:
+        """Keeps ``capability`` until its time is yielded; returns the time."""
         if type(capability) is InputCapability:
             capability = capability._delayed(capability._time, 0, None)
         elif type(capability) is not Capability:
@@ -55,7 +59,7 @@ class FrontierNotificator:
         elif held.port != capability.port:
             # One capability per (time, output): keep both by chaining them.
             self._caps[time] = _Multi.of(held, capability)
-        self._core.notify_at(time)
+        return time
 
     def next(self, frontiers: list[MutableAntichain]) -> tuple[Capability, int] | None:
         """The next ``(capability, count)`` whose time no frontier can still reach, or None."""
@@ -91,13 +95,12 @@ class FrontierNotificator:
 
     def notify_at_frontiered(self, capability: Capability | InputCapability,
                              frontiers: list[MutableAntichain]) -> None:
-        """As :meth:`notify_at`; a time that no frontier in ``frontiers`` can
-        still reach becomes available at once (``next`` returns it without
-        looking at frontiers again). Unlike the crate's, the other pending
-        times those frontiers no longer reach become available with it, which
-        keeps what ``next`` yields in time order."""
-        self.notify_at(capability)
-        self._core.make_available(frontiers)
+        """As :meth:`notify_at`, knowing the input frontiers (the crate's
+        ``notify_at_frontiered``): asked for while notifications are being
+        delivered, a time no frontier can still reach is delivered among
+        them, in time order (asking for 1 while handling 0, with 2 available,
+        yields 1 before 2). Costs a look at each frontier."""
+        self._core.notify_at_frontiered(self._hold(capability), frontiers)
 
     def for_each(self, frontiers: list[MutableAntichain],
                  logic: Callable[[Capability, FrontierNotificator], object]) -> None:
@@ -157,9 +160,13 @@ class Notificator:
         """Asks to be notified when ``capability``'s time is complete at every input; the
         notificator holds the capability until then.
 
+        A time no input can still reach, asked for while notifications are
+        being delivered, is delivered among them in time order, as in the
+        Rust crate.
+
         Raises :class:`timely.CapabilityError` if ``capability`` is not a valid capability.
         """
-        self._inner.notify_at(capability)
+        self._inner.notify_at_frontiered(capability, self._frontiers)
 
     def next(self) -> tuple[Capability, int] | None:
         """The next ``(capability, count)`` whose time is complete at every input, in time

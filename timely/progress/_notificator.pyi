@@ -23,6 +23,10 @@ class Notificator:
     @property
     def arity(self) -> int | None: ...
     def notify_at(self, time: Time, count: int = 1) -> None: ...
+    def notify_at_frontiered(self, time: Time, frontiers: Iterable[Antichain | MutableAntichain],
+                             count: int = 1) -> None:
+        """As ``notify_at``; while times are being delivered, one no frontier
+        reaches joins them at once, in time order."""
     def make_available(self, frontiers: Iterable[Antichain | MutableAntichain]) -> None: ...
     def next(self, frontiers: Iterable[Antichain | MutableAntichain] | None = None) -> tuple[Time, int] | None:
         """The least available time and its count, or None. With ``frontiers`` and nothing
