@@ -509,6 +509,8 @@ class Worker:
             if wait != 0:
                 if self.logger is not None:
                     self.logger.park(wait)
+                # What this worker sent goes before it sleeps.
+                self.allocator.release()
                 self.allocator.park(wait)
                 if self.logger is not None:
                     self.logger.unpark()

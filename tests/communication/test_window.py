@@ -38,14 +38,20 @@ def pair(window):
     return allocators, channels
 
 
+def step(allocator):
+    """What a worker's step does with its allocator: receive, then release."""
+    allocator.receive()
+    allocator.release()
+
+
 def settle(allocators):
     """Steps both until no frame is left in a ring or a writer's queue."""
     for _ in range(1000):
         for a in allocators:
-            a.receive()
+            step(a)
         if not any(w.queued_bytes for a in allocators for w in a.writers.values()):
             for a in allocators:
-                a.receive()
+                step(a)
             return
     raise AssertionError("frames never settled")
 
@@ -78,7 +84,7 @@ def test_in_flight_is_what_the_peer_has_not_credited(script, window):
                 assert message[0] == expected[who].popleft()
         else:
             stepped = allocators[who]
-            stepped.receive()
+            step(stepped)
             # After a step the flag is exactly "a full window in flight".
             assert stepped.congested() == (window is not None and stepped.in_flight[other] >= window)
         for a in allocators:
@@ -103,7 +109,7 @@ def test_a_full_window_congests_until_the_peer_pulls():
     a.on_window(lambda: waiting.append("open at once"))
     assert waiting == ["open at once"]
     channels[0][0][1].push((0, b"y" * (MIN_WINDOW + 1)))
-    a.receive()                             # sends: the frame fills the window
+    step(a)                                 # sends: the frame fills the window
     assert a.congested()
     a.on_window(lambda: waiting.append("opened"))
     settle([a, b])
@@ -118,7 +124,7 @@ def test_data_for_a_channel_not_made_yet_is_credited_on_arrival():
     (a, b), channels = pair(MIN_WINDOW)
     pushers, _ = a.allocate(8, lambda: None)
     pushers[1].push((0, b"z" * (MIN_WINDOW + 1)))
-    a.receive()
+    step(a)
     assert a.congested()
     settle([a, b])
     assert not a.congested()                # b owes it back though nobody pulled it

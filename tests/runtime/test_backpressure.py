@@ -155,7 +155,7 @@ def source_work(worker):
     from timely.dataflow.operators.flow_controlled import iterator_source
     with worker.dataflow() as scope:
         iterator_source(scope, "Source", next_input, probe).exchange(lambda _: key).inspect_batch(consume)
-    sizes = []
+    sizes = [resident_mb()]
     flights = [0]
     while worker.step_or_park(0.01):
         sizes.append(resident_mb())

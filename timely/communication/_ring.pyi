@@ -30,6 +30,10 @@ class RingReader:
     def last_frame_bytes(self) -> int: ...
     def used_bytes(self) -> int: ...
 
+def spin_until_data(readers: list[RingReader], seconds: float, inbox: object = None) -> bool:
+    """Polls the readers for up to ``seconds``, yielding between looks;
+    True as soon as one holds data (or ``inbox`` is non-empty)."""
+
 PARK_FLAG_BYTES: int
 
 def format_park_flag(buffer: Buffer) -> None: ...

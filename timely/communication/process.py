@@ -43,9 +43,15 @@ from collections import deque
 
 from timely.communication.allocator import DEFAULT, BatchingAllocator, window_from_env
 from timely.communication.doorbell import EventfdDoorbell
-from timely.communication.ring import RingReader, RingWriter
+from timely.communication.ring import RingReader, RingWriter, spin_until_data
 from timely.communication.shm import Inboxes
-from timely.errors import WorkerFailed
+from timely.errors import ConfigurationError, WorkerFailed
+
+# Seconds a worker with nothing to do polls its rings before it parks: on
+# this kind of machine a wake-up through a doorbell costs both sides a few
+# microseconds of kernel time each, more than a short spin that yields the
+# core (benchmarks/epoch.py measures both).
+SPIN = 100e-6
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +66,16 @@ class RingAllocator(BatchingAllocator):
     and ``peer_flags[j]`` worker j's; a peer without one (or every peer,
     when ``flag`` is None) is rung after every write.
 
+    ``spin`` is how long :meth:`park` first polls the rings, yielding the
+    core between looks, before it announces the wait and sleeps (0: never).
+
     ``connection_log`` keeps ``(peer, state, detail)`` of every link made,
     for loggers registered later; ``logger``, when set, receives frame and
     connection events."""
 
     def __init__(self, index: int, peers: int, writers: dict, readers: dict, bell, peer_bells,
-                 *, flag=None, peer_flags=None, window: int | None | object = DEFAULT):
+                 *, flag=None, peer_flags=None, window: int | None | object = DEFAULT,
+                 spin: float = SPIN):
         # past the DEFAULT sentinel, ``window`` is an int or None
         super().__init__(index, peers,
                          window_from_env() if window is DEFAULT else window)  # type: ignore[arg-type]
@@ -79,6 +89,10 @@ class RingAllocator(BatchingAllocator):
         # (peer, reader) pairs, and the writers holding bytes a full ring
         # has not taken yet (sent again on every release until it has).
         self._readers = list(readers.items())
+        self._ring_readers = list(readers.values())
+        if not spin >= 0:
+            raise ConfigurationError(f"spin is a number of seconds, not {spin!r}")
+        self.spin = float(spin)
         self._backlog: set = set()
         self.inbox: deque = deque()
         self.failure: str | None = None
@@ -113,8 +127,8 @@ class RingAllocator(BatchingAllocator):
         self.bell.ring()
 
     def receive(self) -> None:
-        """Delivers what the rings and the TCP links brought, then
-        releases what this worker pushed. Raises WorkerFailed once a link
+        """Delivers what the rings and the TCP links brought (what this worker
+        pushed waits for :meth:`release`). Raises WorkerFailed once a link
         failed."""
         if self.failure is not None:
             raise WorkerFailed(f"worker {self.index}: {self.failure}")
@@ -134,8 +148,7 @@ class RingAllocator(BatchingAllocator):
             if logger is not None:
                 logger.frame(False, peer, -1, len(frame))
             self.deliver_frame(frame, peer)
-        if self._backlog or self.pending():
-            self.release()
+
 
     def release(self) -> None:
         """Sends every outbox: into the peer's ring (ringing its doorbell
@@ -174,13 +187,17 @@ class RingAllocator(BatchingAllocator):
     def park(self, timeout) -> None:
         """Sleeps on this worker's doorbell until data or :meth:`unpark`
         arrives or ``timeout`` seconds pass, announcing the wait in its park
-        flag so that peers ring only then. Raises WorkerFailed once a link
-        failed."""
+        flag so that peers ring only then; first polls the rings for up to
+        ``spin`` seconds. Raises WorkerFailed once a link failed."""
         if self.inbox:
             return
         if self._backlog:
             timeout = min(timeout, 0.0005) if timeout is not None else 0.0005
         flag = self.flag
+        # A peer that answers within the spin wakes this worker with no
+        # system call on either side (it rings only a worker whose flag is up).
+        if self.spin and spin_until_data(self._ring_readers, self.spin, self.inbox):
+            return
         if flag is None:
             ready, _, _ = select.select([self.bell], [], [], timeout)
         else:
@@ -224,6 +241,7 @@ class RingAllocator(BatchingAllocator):
         self.writers.clear()
         self.readers.clear()
         self._readers = []
+        self._ring_readers = []
         self._backlog = set()
         self.flag = None
         self.peer_flags = {}
@@ -238,7 +256,8 @@ class ProcessAllocator(RingAllocator):
     (TCP, on other hosts)."""
 
     def __init__(self, index: int, peers: int, segment, doorbells, *,
-                 first: int = 0, local: int | None = None, window: int | None | object = DEFAULT):
+                 first: int = 0, local: int | None = None, window: int | None | object = DEFAULT,
+                 spin: float = SPIN):
         local = peers if local is None else local
         me = index - first
         layout = Inboxes(local, local)
@@ -254,7 +273,7 @@ class ProcessAllocator(RingAllocator):
         flags = {} if segment is None else {
             first + k: layout.flag(segment.buf, k) for k in range(local)}
         super().__init__(index, peers, writers, readers, bells[index], bells,
-                         flag=flags.pop(index, None), peer_flags=flags, window=window)
+                         flag=flags.pop(index, None), peer_flags=flags, window=window, spin=spin)
         self.segment = segment
 
 

@@ -48,7 +48,8 @@ from timely.communication._ring import (
     RingWriter,
     format_park_flag,
     format_ring,
+    spin_until_data,
 )
 
 __all__ = ["PARK_FLAG_BYTES", "ParkFlag", "RingReader", "RingWriter", "format_park_flag",
-           "format_ring"]
+           "format_ring", "spin_until_data"]

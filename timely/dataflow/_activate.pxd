@@ -1,3 +1,8 @@
+from timely.dataflow._progcaster cimport Progcaster
+from timely.progress.change_batch cimport ChangeBatch
+from timely.progress.reachability cimport Tracker
+
+
 cdef class Schedulable:
     cdef int run(self) except -1
 
@@ -17,3 +22,25 @@ cdef class ChildActivator:
     cdef readonly Py_ssize_t index
 
     cdef int fire(self) except -1
+
+
+cdef class ScopeRound:
+    cdef object scope
+    cdef object worker
+    cdef Activations acts
+    cdef Tracker tracker
+    cdef ChangeBatch local
+    cdef ChangeBatch final
+    cdef Progcaster progcaster
+    cdef list children
+    cdef list input_messages
+    cdef bint solo
+    cdef bint eager
+    cdef bint root
+    cdef Py_ssize_t passes
+
+    cpdef bint run(self) except -1
+    cdef bint own_progress(self) except -1
+    cdef int take_progress(self) except -1
+    cdef int run_children(self) except -1
+    cdef int send_progress(self) except -1

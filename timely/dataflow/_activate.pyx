@@ -8,8 +8,6 @@ deliver, so activation is on the per-message path: with a compiled pusher
 
 from heapq import heapify, heappop, heappush
 
-from timely.progress.change_batch cimport ChangeBatch
-from timely.progress.reachability cimport Tracker
 from timely.progress.operate cimport PerOperatorState
 
 
@@ -145,3 +143,123 @@ cdef class ChildActivator:
 
     def __repr__(self):
         return f"ChildActivator({self.index})"
+
+
+cdef class ScopeRound:
+    """What a scope does each time it is scheduled, compiled: one object per
+    built scope (``scope.round``), holding typed references to the scope's
+    activations, tracker, pointstamp accumulations and progress channel.
+
+    :meth:`run` (a scope's ``schedule``) counts the records that entered
+    through the scope's inputs, receives the progress batches every worker
+    sent, applies them and activates the children whose frontiers moved,
+    runs the activated children (:meth:`Activations.run_round`), and sends
+    this worker's changes when they must be seen. When what it sent comes
+    straight back to it (its own batch, or one worker's changes), it applies
+    that at once and runs the children it activates, for at most
+    ``passes`` rounds in all: a worker then needs fewer steps per epoch,
+    and what others see is unchanged (a batch applied at once is the one
+    the next scheduling would apply first).
+    """
+
+    def __init__(self, scope, Py_ssize_t passes=2):
+        self.scope = scope
+        self.worker = scope.worker
+        self.acts = scope.activations
+        self.tracker = scope.tracker
+        self.local = scope.local_pointstamp
+        self.final = scope.final_pointstamp
+        self.progcaster = scope.progcaster
+        self.children = scope.children
+        self.input_messages = scope.input_messages
+        self.solo = scope.solo
+        self.eager = scope.eager
+        self.root = scope.parent is None
+        self.passes = passes if passes > 0 else 1
+
+    cpdef bint run(self) except -1:
+        """Schedules the scope once; True while it is incomplete."""
+        cdef Py_ssize_t done = 0
+        cdef Activations acts = self.acts
+        cdef Tracker tracker = self.tracker
+        cdef ChangeBatch final = self.final
+        scope = self.scope
+        cdef set waiting = None
+        while True:
+            if done:
+                # A later pass runs only the children that what came back
+                # activates: the others (a source that activated itself)
+                # wait for the next scheduling, as they would have.
+                waiting = set(acts.deferred)
+                acts.deferred.clear()
+            self.take_progress()
+            self.run_children()
+            if waiting:
+                acts.deferred |= waiting
+            self.send_progress()
+            done += 1
+            if done >= self.passes or not self.own_progress():
+                break
+        if final.len or tracker.changes.len or self.own_progress() or acts.deferred:
+            acts.on_first()                # the scope's own activation
+        elif self.root and not acts.deferred:
+            # Activated during this scheduling for what it has done since.
+            self.worker.active.discard(scope.dataflow_id)
+        return scope.incomplete_count > 0 or tracker.tracking_anything()
+
+    cdef bint own_progress(self) except -1:
+        """Progress is waiting to be applied here: this worker's own (one
+        worker, unlogged), or a batch in the progress channel."""
+        return self.final.len != 0 or bool(self.progcaster.puller)
+
+    cdef int take_progress(self) except -1:
+        if self.input_messages:
+            self.tracker.harvest(self.input_messages, self.local)
+        if not self.solo or self.progcaster.puller:
+            self.progcaster.recv(self.final)
+        # With nothing to apply, propagating changes no frontier.
+        if self.final.len or self.tracker.changes.len:
+            self.scope.propagate_pointstamps()
+        return 0
+
+    cdef int run_children(self) except -1:
+        cdef Activations acts = self.acts
+        cdef list heap = acts.heap
+        scope = self.scope
+        heap.extend(acts.deferred)
+        acts.deferred.clear()
+        if not heap:
+            return 0
+        acts.scheduling = True
+        logger = self.worker.logger if scope.logged else None
+        # The children to run this round, each once, in index order;
+        # children activated meanwhile with a higher index join the round.
+        # With ``schedule_seed`` (adversarial testing): the activated
+        # children in a random order, and whatever is activated meanwhile
+        # waits.
+        order = None
+        rng = scope.rng
+        if rng is not None:
+            order = sorted(set(heap))
+            rng.shuffle(order)
+        try:
+            acts.run_round(scope, self.children, scope.compiled, self.tracker, self.local,
+                           self.final, order, logger)
+        finally:
+            acts.scheduling = False
+            acts.current = -1
+        if order is not None and acts.deferred:
+            acts.on_first()
+        return 0
+
+    cdef int send_progress(self) except -1:
+        cdef ChangeBatch local = self.local
+        if not local.len:
+            return 0
+        if self.solo and self.worker.logger is None:
+            # One worker: its batch would come straight back through the
+            # progress channel; it is applied as received instead.
+            local.drain_into(self.final)
+        elif self.eager or self.tracker.must_send(local):
+            self.progcaster.send(local)
+        return 0

@@ -144,6 +144,12 @@ class OperatorCore(Operate):
     def watches(self) -> list[bool]:  # type: ignore[override]
         return [f is not None for f in self._frontiers]
 
+    @property
+    def input_frontiers(self) -> list:  # type: ignore[override]
+        """The input frontiers the scope keeps up to date (``push_frontier``
+        is then not called for them)."""
+        return self._frontiers
+
     def push_frontier(self, port: int, changes) -> None:
         self._frontiers[port].update_iter(changes)
 

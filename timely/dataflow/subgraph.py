@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from timely.dataflow._activate import Activations, ChildActivator, Schedulable
+from timely.dataflow._activate import Activations, ChildActivator, Schedulable, ScopeRound
 from timely.progress.subgraph import SubgraphProgress
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ class Subgraph(SubgraphProgress):
     operator of its parent (or as a dataflow of the worker, at the root)."""
 
     progcaster: Progcaster     # made by build(); nothing reads it before
+    round: ScopeRound          # made by build()
     dataflow_id: int           # at a dataflow's root: its identifier (set by the worker)
 
     def __init__(self, worker, name: str, path: tuple, arity: int, nested: bool,
@@ -80,6 +81,10 @@ class Subgraph(SubgraphProgress):
         self.compiled = [None] + [getattr(child.operator, "compiled_logic", None)
                                   for child in self.children[1:]]
         self.compiled = [c if isinstance(c, Schedulable) else None for c in self.compiled]
+        self.round = ScopeRound(self)
+        # Called by the worker and by the parent's round: the compiled round
+        # itself, without a Python frame around it.
+        self.schedule = self.round.run  # type: ignore[method-assign]
         return summary
 
     # -- activation ---------------------------------------------------------
@@ -103,51 +108,9 @@ class Subgraph(SubgraphProgress):
     # -- running ------------------------------------------------------------
 
     def schedule(self) -> bool:
-        if self.inputs:
-            self.harvest_inputs()
-        progcaster = self.progcaster
-        if not self.solo or progcaster.puller.queue:
-            progcaster.recv(self.final_pointstamp)
-        tracker = self.tracker
-        # With nothing to apply, propagating changes no frontier.
-        if self.final_pointstamp or tracker.pending():
-            self.propagate_pointstamps()
-
-        acts = self.activations
-        heap = acts.heap
-        heap.extend(acts.deferred)
-        acts.deferred.clear()
-        acts.scheduling = True
-        children = self.children
-        local = self.local_pointstamp
-        final = self.final_pointstamp
-        logger = self.worker.logger if self.logged else None
-        # The children to run this round, each once, in index order;
-        # children activated meanwhile with a higher index join the round
-        # (``activate_child`` pushes them onto the heap). With
-        # ``schedule_seed`` (adversarial testing): the activated children in
-        # a random order, and whatever is activated meanwhile waits.
-        order = None
-        if self.rng is not None:
-            order = sorted(set(heap))
-            self.rng.shuffle(order)
-        try:
-            acts.run_round(self, children, self.compiled, tracker, local, final, order, logger)
-        finally:
-            acts.scheduling = False
-            acts.current = -1
-        if order is not None and acts.deferred:
-            self.activate_self()
-        if local:
-            if self.solo and self.worker.logger is None:
-                # One worker: its batch would come straight back through the
-                # progress channel; it is applied as received instead.
-                local.drain_into(final)
-            elif self.eager or tracker.must_send(local):
-                self.progcaster.send(local)
-        if final or tracker.pending():
-            acts.on_first()                # activate_self()
-        return self.incomplete_count > 0 or tracker.tracking_anything()
+        """Runs the scope once (:class:`~timely.dataflow._activate.ScopeRound`);
+        True while it is incomplete."""
+        return self.round.run()
 
     def propagate_pointstamps(self) -> None:
         logger = self.worker.logger if self.logged else None
@@ -157,15 +120,16 @@ class Subgraph(SubgraphProgress):
                 logger.reachability(self, self.tracker.located_items(self.final_pointstamp))
         elif self.tracker.pending():
             self.root.changes += 1
-        pushed, quiet = self.propagate(logger is not None)
+        activate, quiet, logged = self.propagate(logger is not None)
         children = self.children
-        for node, port, changes in pushed:
-            child = children[node]
-            if child.operator is not None:
-                if logger is not None:
+        if logger is not None:
+            for node, port, changes in logged:
+                child = children[node]
+                if child.operator is not None:
                     logger.push_progress(child.id, port, changes)
-                if child.notify[port]:
-                    self.activate_child(node)
+        for node in activate:
+            if children[node].operator is not None:
+                self.activate_child(node)
         for node in quiet:
             if children[node].operator is not None:
                 self.activate_child(node)

@@ -41,6 +41,10 @@ cdef class Tracker:
     # per target id: whether drain_pushed(interesting_only=True) reports its changes
     cdef unsigned char *interest
     cdef unsigned char *touched    # per node, scratch of drain_pushed
+    # per target id: the MutableAntichain drain_frontiers keeps (or None),
+    # and whether a change there names its node to activate
+    cdef list sinks
+    cdef unsigned char *notifies
 
     cdef void* _alloc(self, size_t n, size_t size) except NULL
     cdef int heap_push(self, const uint64_t *time, size_t loc, int64_t diff) noexcept nogil
@@ -61,5 +65,6 @@ cdef class Tracker:
     cpdef absorb_located(self, ChangeBatch batch, ChangeBatch boundary)
     cpdef bint must_send(self, ChangeBatch batch) except -1
     cpdef report_boundary(self, ChangeBatch boundary, SharedProgress progress, bint nested)
+    cpdef tuple drain_frontiers(self, bint everything)
     cdef list dump(self, tly_ma *m)
     cdef bint quiet(self, Py_ssize_t node) noexcept

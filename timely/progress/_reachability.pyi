@@ -3,7 +3,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Union
 
 from timely.progress._change_batch import ChangeBatch
-from timely.progress._frontier import Antichain
+from timely.progress._frontier import Antichain, MutableAntichain
 from timely.progress._operate import SharedProgress
 from timely.progress._timestamp import PathSummary, Time
 
@@ -119,6 +119,15 @@ class Tracker:
         frontiers of nodes other than 0 (with ``interesting_only``, of the
         inputs :meth:`set_interest` left in) and the nodes now quiet."""
 
+    def set_sink(self, node: int, port: int, sink: MutableAntichain | None,
+                 notify: bool) -> None:
+        """Input ``port`` of ``node``: ``drain_frontiers`` keeps ``sink`` up to
+        date and names ``node`` to activate when ``notify``."""
+    def drain_frontiers(self, everything: bool) -> tuple[
+            list[int], list[tuple[int, int, list[tuple[Time, int]]]],
+            list[tuple[int, int, list[tuple[Time, int]]]], list[int]]:
+        """Drains the frontier changes into the sinks: ``(activate, pushed,
+        logged, quiet)``."""
     def is_global(self, is_source: bool, node: int, port: int, time: Time) -> bool:
         """A decrement of ``time`` here may move a frontier other workers see."""
 

@@ -16,7 +16,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
 from timely.progress._change_batch cimport ChangeBatch
-from timely.progress._frontier cimport Antichain, antichain_of
+from timely.progress._frontier cimport Antichain, MutableAntichain, antichain_of
 from timely.progress._operate cimport SharedProgress
 from timely.progress._rows cimport (
     TLY_MAX_ARITY,
@@ -253,6 +253,7 @@ cdef class Tracker:
         self.implications = NULL
         self.interest = NULL
         self.touched = NULL
+        self.notifies = NULL
 
     def __init__(self):
         raise TypeError("a Tracker is made by Builder.build()")
@@ -283,6 +284,7 @@ cdef class Tracker:
         free(self.hdiff)
         free(self.interest)
         free(self.touched)
+        free(self.notifies)
 
     cdef void* _alloc(self, size_t n, size_t size) except NULL:
         cdef void *p = calloc(n if n else 1, size)
@@ -430,6 +432,8 @@ cdef class Tracker:
         self.hdiff = NULL
         self.interest = <unsigned char *>self._alloc(self.T, 1)
         memset(self.interest, 1, self.T)
+        self.notifies = <unsigned char *>self._alloc(self.T, 1)
+        self.sinks = [None] * self.T
         self.touched = <unsigned char *>self._alloc(self.nnodes, 1)
 
     def _summaries_to_output(self, bint source, node, port, output):
@@ -900,6 +904,89 @@ cdef class Tracker:
         """Whether ``drain_pushed(interesting_only=True)`` reports the frontier
         changes of input ``port`` of ``node`` (all are reported at first)."""
         self.interest[self.target_id((node, port))] = interesting
+
+    def set_sink(self, Py_ssize_t node, Py_ssize_t port, sink, bint notify):
+        """Input ``port`` of ``node``: :meth:`drain_frontiers` keeps ``sink``
+        (a :class:`MutableAntichain` counting that input's frontier, or None)
+        up to date in compiled code, and names ``node`` among those to
+        activate when the frontier changes and ``notify`` is set."""
+        cdef size_t loc = self.target_id((node, port))
+        cdef MutableAntichain chain
+        if sink is not None:
+            if not isinstance(sink, MutableAntichain):
+                raise TypeError(f"a frontier sink is a MutableAntichain, not "
+                                f"{type(sink).__name__}")
+            chain = <MutableAntichain>sink
+            if chain.k == 0:
+                chain.set_arity(self.k)
+            elif chain.k != self.k:
+                raise TimestampError(f"a frontier sink of arity {chain.k} for a tracker of "
+                                     f"arity {self.k}")
+        self.sinks[loc] = sink
+        self.notifies[loc] = notify
+
+    cpdef tuple drain_frontiers(self, bint everything):
+        """Drains the frontier changes: each input's go to its sink (see
+        :meth:`set_sink`), in compiled code. Returns ``(activate, pushed,
+        logged, quiet)``: the nodes (other than 0, in order, each once) one of
+        whose notifying inputs changed; ``(node, port, [(time, diff), ...])``
+        of each changed input without a sink that :meth:`set_interest` left
+        in, for the scope to push; with ``everything``, the same of every
+        changed input (for logs), else an empty list; and the nodes quiet
+        now, as :meth:`drain_pushed` gives them. Python objects are made only
+        for inputs without a sink and for logs."""
+        cdef size_t i, loc, w = self.k + 1, last = <size_t>-1
+        cdef list activate = [], pushed = [], logged = [], quiet = []
+        cdef list current = None, logging = None
+        cdef Py_ssize_t node, lowest = self.nnodes, highest = -1, noted = -1
+        cdef MutableAntichain sink = None
+        cdef object change
+        self.pushed.compact_now()
+        for i in range(self.pushed.len):
+            loc = self.pushed.rows[i * w]
+            node = self.loc_node[loc]
+            self.touched[node] = 1
+            if node < lowest:
+                lowest = node
+            if node > highest:
+                highest = node
+            if loc >= self.T or node == 0:
+                continue
+            if loc != last:
+                if sink is not None:
+                    sink.m.clen = 0        # its owner reads the frontier, not the changes
+                last = loc
+                entry = self.sinks[loc]
+                sink = <MutableAntichain>entry if entry is not None else None
+                current = None
+                if sink is None and self.interest[loc]:
+                    current = []
+                    pushed.append((node, self.loc_port[loc], current))
+                logging = None
+                if everything:
+                    logging = []
+                    logged.append((node, self.loc_port[loc], logging))
+                if self.notifies[loc] and node != noted:
+                    activate.append(node)
+                    noted = node
+            if sink is not None:
+                sink.update_row(&self.pushed.rows[i * w + 1], self.pushed.diffs[i])
+            if current is not None or logging is not None:
+                change = (make_time(&self.pushed.rows[i * w + 1], self.k), self.pushed.diffs[i])
+                if current is not None:
+                    current.append(change)
+                if logging is not None:
+                    logging.append(change)
+        if sink is not None:
+            sink.m.clen = 0
+        self.pushed.len = 0
+        self.pushed.clean = 0
+        for node in range(lowest, highest + 1):
+            if self.touched[node]:
+                self.touched[node] = 0
+                if node != 0 and self.quiet(node):
+                    quiet.append(node)
+        return activate, pushed, logged, quiet
 
     def drain_pushed(self, bint interesting_only=False):
         """Drains the frontier changes, for a scope's own use.

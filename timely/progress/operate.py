@@ -39,7 +39,11 @@ class Operate:
     every worker (a child scope, whose tracker receives every worker's
     batches). ``notify[i]`` asks to be scheduled when input ``i``'s frontier
     changes; ``watches[i]`` asks for those changes through
-    :meth:`push_frontier` (None: every input, both).
+    :meth:`push_frontier` (None: every input, both). An operator that keeps
+    each input's frontier in a :class:`~timely.progress.MutableAntichain` may
+    show them in ``input_frontiers`` (per input, the antichain or None): the
+    scope then updates them in compiled code instead of calling
+    :meth:`push_frontier`.
     """
 
     name = "operator"
@@ -48,6 +52,7 @@ class Operate:
     local = True
     notify: Sequence[bool] = ()
     watches: Sequence[bool] | None = None
+    input_frontiers: Sequence[object] | None = None
     progress: SharedProgress
 
     def summary(self) -> list:

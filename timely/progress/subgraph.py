@@ -147,9 +147,15 @@ class SubgraphProgress(Operate):
             child.targets = [reach.get((child.index, port), []) for port in range(child.outputs)]
         self.tracker, inner_summary = builder.build()
         for child in self.children[1:]:
+            # An input's frontier reaches its operator through the sink the
+            # operator shows (kept in compiled code), or through push_frontier.
+            frontiers = child.operator.input_frontiers
             for port in range(child.inputs):
+                watched = bool(child.watches[port])
+                sink = frontiers[port] if frontiers is not None and watched else None
                 self.tracker.set_interest(child.index, port,
-                                          bool(child.watches[port] or child.notify[port]))
+                                          watched and sink is None or bool(child.notify[port]))
+                self.tracker.set_sink(child.index, port, sink, bool(child.notify[port]))
         self.fingerprint = self.describe()
         self.output_capabilities = [MutableAntichain(arity=self.arity) for _ in range(self.outputs)]
         self.notify = [True] * self.inputs
@@ -275,12 +281,14 @@ class SubgraphProgress(Operate):
 
     def propagate(self, everything: bool = True):
         """Applies ``final_pointstamp`` (and the changes given to the tracker
-        directly), propagates, and pushes frontier changes to the children
-        that watch them; reports what changed at the scope's boundary to the
-        parent (in ``self.progress``). Returns ``(pushed, quiet)``:
-        ``[(node, port, changes)]`` of every frontier change (unless not
-        ``everything``: only of the inputs whose children watch them or are
-        notified of them), and the nodes that became quiet."""
+        directly), propagates, and brings each child's input frontiers up to
+        date (in compiled code where the child shows its frontiers, through
+        ``push_frontier`` otherwise); reports what changed at the scope's
+        boundary to the parent (in ``self.progress``). Returns ``(activate,
+        quiet, logged)``: the children to activate (an input they are
+        notified of changed), the children that became quiet, and, with
+        ``everything``, ``[(node, port, changes)]`` of every input frontier
+        change (for logs; empty otherwise)."""
         tracker = self.tracker
         final = self.final_pointstamp
         if final:
@@ -291,7 +299,7 @@ class SubgraphProgress(Operate):
                 # inputs; records reaching its inputs were produced at its outputs.
                 tracker.report_boundary(boundary, self.progress, self.nested)
         tracker.propagate_all()
-        pushed, quiet = tracker.drain_pushed(not everything)
+        activate, pushed, logged, quiet = tracker.drain_frontiers(everything)
         children = self.children
         for node, port, changes in pushed:
             child = children[node]
@@ -305,7 +313,7 @@ class SubgraphProgress(Operate):
                     internal = internals[port]
                     for time, diff in self.output_capabilities[port].update_iter(changes):
                         internal.update(self.to_outer(time), diff)
-        return pushed, quiet
+        return activate, quiet, logged
 
     def retire(self, child: PerOperatorState, incomplete: bool) -> bool:
         """Notes whether ``child`` is incomplete after a scheduling; True when
