@@ -336,3 +336,29 @@ def test_drain_parks_while_progress_waits_to_be_sent(workers, mode):
         if not slow:
             assert steps <= STEP_LIMIT, f"worker {index} stepped {steps} times while waiting"
             assert cpu <= CPU_LIMIT, f"worker {index} used {cpu:.3f} s of CPU while waiting"
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_waiting_worker_uses_under_one_percent_of_a_core(workers):
+    """While a peer takes a second, the others (processes, which poll their
+    rings briefly before they park) use less than 1% of a core."""
+
+    def work(worker):
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+            probe = stream.exchange(lambda x: x).probe()
+        handle.advance_to(1)
+        worker.step_while(lambda: probe.less_than(1))      # every worker is running
+        if worker.index == 0:
+            time.sleep(1.0)
+            handle.send(1)
+        handle.advance_to(2)
+        start, before = time.monotonic(), time.thread_time()
+        worker.step_while(lambda: probe.less_than(2))
+        used, waited = time.thread_time() - before, time.monotonic() - start
+        handle.close()
+        return used, waited
+
+    for index, (used, waited) in enumerate(timely.execute(work, workers=workers)[1:], start=1):
+        assert waited >= 0.9
+        assert used <= 0.01 * waited, f"worker {index} used {used:.4f} s of CPU in {waited:.2f} s"
