@@ -127,3 +127,15 @@ def test_a_nullable_key_groups_as_spark_groups_it(spark):
     order = lambda r: (r[0] is None, r[0] or 0)  # noqa: E731
     assert sorted(map(tuple, got), key=order) == sorted(map(tuple, want), key=order)
     assert any(r.key is None for r in got) and any(r.sum is None for r in got)
+
+
+def test_a_timestamp_column_in_a_session_that_never_set_a_time_zone(spark):
+    """A user's default session: nobody set ``spark.sql.session.timeZone``,
+    and ``timestamp`` (Spark's default time type) still goes through."""
+    from pyspark.sql import functions as F
+
+    fresh = spark.newSession()
+    assert fresh.conf.get("spark.sql.session.timeZone", None) is None
+    df = fresh.range(6).select(F.col("id").alias("k"), F.timestamp_seconds("id").alias("ts"))
+    result = run(df, lambda stream: stream, "k long, ts timestamp", workers=2)
+    assert sorted(result.collect()) == sorted(df.collect())

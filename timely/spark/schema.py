@@ -36,8 +36,10 @@ __all__ = ["arrow_schema", "conform", "probe", "session_time_zone"]
 
 
 def session_time_zone(spark) -> str | None:
+    """The session's effective time zone: the one set, or Spark's default
+    (asked without a default of ours, which would stand in for Spark's)."""
     try:
-        return spark.conf.get("spark.sql.session.timeZone", None)
+        return spark.conf.get("spark.sql.session.timeZone")
     except Exception:  # noqa: BLE001 - a session that does not say
         return None
 
