@@ -1,5 +1,6 @@
 from timely.dataflow._progcaster cimport Progcaster
 from timely.progress.change_batch cimport ChangeBatch
+from timely.progress.operate cimport SharedProgress
 from timely.progress.reachability cimport Tracker
 
 
@@ -31,7 +32,11 @@ cdef class ScopeRound:
     cdef Tracker tracker
     cdef ChangeBatch local
     cdef ChangeBatch final
-    cdef Progcaster progcaster
+    cdef ChangeBatch boundary
+    cdef SharedProgress progress
+    cdef bint nested
+    cdef bint outputs
+    cdef public Progcaster progcaster
     cdef list children
     cdef list input_messages
     cdef bint solo
@@ -44,3 +49,5 @@ cdef class ScopeRound:
     cdef int take_progress(self) except -1
     cdef int run_children(self) except -1
     cdef int send_progress(self) except -1
+    cpdef int propagate(self) except -1
+    cpdef bint extract_all(self) except -1

@@ -169,7 +169,11 @@ cdef class ScopeRound:
         self.tracker = scope.tracker
         self.local = scope.local_pointstamp
         self.final = scope.final_pointstamp
-        self.progcaster = scope.progcaster
+        self.boundary = scope.boundary
+        self.progress = scope.progress
+        self.nested = scope.nested
+        self.outputs = scope.outputs > 0
+        self.progcaster = None             # set once the scope has one
         self.children = scope.children
         self.input_messages = scope.input_messages
         self.solo = scope.solo
@@ -219,8 +223,69 @@ cdef class ScopeRound:
             self.progcaster.recv(self.final)
         # With nothing to apply, propagating changes no frontier.
         if self.final.len or self.tracker.changes.len:
-            self.scope.propagate_pointstamps()
+            self.propagate()
         return 0
+
+    cpdef int propagate(self) except -1:
+        """Applies the changes gathered in ``final`` (and those given to the
+        tracker), propagates, reports what changed at the scope's boundary
+        and outputs to the parent, brings the children's input frontiers up
+        to date and activates the children notified of them or now quiet."""
+        cdef Tracker tracker = self.tracker
+        cdef ChangeBatch final = self.final, boundary = self.boundary
+        cdef Activations acts = self.acts
+        cdef PerOperatorState child
+        cdef list activate, pushed, logged, quiet
+        scope = self.scope
+        logger = self.worker.logger if scope.logged else None
+        if final.len or tracker.changes.len:
+            scope.root.changes += 1        # progress, for the worker's stall watch
+        if final.len:
+            if logger is not None and logger.on_reach:
+                logger.reachability(scope, tracker.located_items(final))
+            tracker.absorb_located(final, boundary)
+            if boundary.len:
+                # Records leaving node 0's outputs were consumed at the scope's
+                # inputs; records reaching its inputs were produced at its outputs.
+                tracker.report_boundary(boundary, self.progress, self.nested)
+        tracker.propagate_all()
+        activate, pushed, logged, quiet = tracker.drain_frontiers(logger is not None)
+        children = self.children
+        for node, port, changes in pushed:
+            child = <PerOperatorState>children[node]
+            if child.operator is not None and child.watches[port]:
+                child.operator.push_frontier(port, changes)
+        if self.outputs:
+            scope.report_outputs()
+        if logger is not None:
+            for node, port, changes in logged:
+                child = <PerOperatorState>children[node]
+                if child.operator is not None:
+                    logger.push_progress(child.id, port, changes)
+        for node in activate:
+            if (<PerOperatorState>children[node]).operator is not None:
+                acts.activate(node)
+        for node in quiet:
+            if (<PerOperatorState>children[node]).operator is not None:
+                acts.activate(node)
+        return 0
+
+    cpdef bint extract_all(self) except -1:
+        """Drains every child's shared progress (changes made outside any
+        scheduling: a capability dropped by user code); True if the scope
+        then holds changes it would apply or send if it ran."""
+        cdef PerOperatorState child
+        cdef Py_ssize_t index
+        cdef list children = self.children
+        cdef ChangeBatch local = self.local
+        for index in range(1, len(children)):
+            child = <PerOperatorState>children[index]
+            if child.operator is not None and child.shared:
+                self.tracker.drain_shared(child.shared, index,
+                                          local if child.local else self.final, True)
+        if self.final.len or self.tracker.changes.len:
+            return True
+        return local.len != 0 and (self.eager or self.tracker.must_send(local))
 
     cdef int run_children(self) except -1:
         cdef Activations acts = self.acts

@@ -73,10 +73,6 @@ class Subgraph(SubgraphProgress):
             assert self.index_in_parent is not None     # a child scope has its place
             self.activations.on_first = ChildActivator(self.parent.activations,
                                                        self.index_in_parent)
-        self.progcaster = worker.progcaster(self)
-        worker.scopes.append(self)
-        self.propagate_pointstamps()
-        self.activations.deferred.update(range(1, len(self.children)))
         # Per child: its compiled logic, which the round runs in its place.
         self.compiled = [None] + [getattr(child.operator, "compiled_logic", None)
                                   for child in self.children[1:]]
@@ -85,6 +81,11 @@ class Subgraph(SubgraphProgress):
         # Called by the worker and by the parent's round: the compiled round
         # itself, without a Python frame around it.
         self.schedule = self.round.run  # type: ignore[method-assign]
+        self.extract_all = self.round.extract_all  # type: ignore[method-assign]
+        self.progcaster = self.round.progcaster = worker.progcaster(self)
+        worker.scopes.append(self)
+        self.round.propagate()
+        self.activations.deferred.update(range(1, len(self.children)))
         return summary
 
     # -- activation ---------------------------------------------------------
@@ -111,28 +112,6 @@ class Subgraph(SubgraphProgress):
         """Runs the scope once (:class:`~timely.dataflow._activate.ScopeRound`);
         True while it is incomplete."""
         return self.round.run()
-
-    def propagate_pointstamps(self) -> None:
-        logger = self.worker.logger if self.logged else None
-        if self.final_pointstamp:
-            self.root.changes += 1         # progress, for the worker's stall watch
-            if logger is not None and logger.on_reach:
-                logger.reachability(self, self.tracker.located_items(self.final_pointstamp))
-        elif self.tracker.pending():
-            self.root.changes += 1
-        activate, quiet, logged = self.propagate(logger is not None)
-        children = self.children
-        if logger is not None:
-            for node, port, changes in logged:
-                child = children[node]
-                if child.operator is not None:
-                    logger.push_progress(child.id, port, changes)
-        for node in activate:
-            if children[node].operator is not None:
-                self.activate_child(node)
-        for node in quiet:
-            if children[node].operator is not None:
-                self.activate_child(node)
 
     def shut_down(self) -> None:
         self.done = True

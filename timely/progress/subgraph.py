@@ -18,14 +18,16 @@ scope's own inputs and outputs as node 0) and accounts for it:
   object is made per change, here or on the way to other workers;
 - :meth:`~SubgraphProgress.harvest_inputs` counts records that entered through
   the scope's inputs;
-- :meth:`~SubgraphProgress.propagate` applies ``final_pointstamp`` (this
-  worker's and the batches every worker broadcast) to the
-  :class:`~timely.progress.Tracker`, hands frontier changes to the children,
-  and reports to the parent, in the scope's own
-  :class:`~timely.progress.operate.SharedProgress`: records leaving node 0's
-  outputs were consumed at the scope's inputs, records reaching node 0's
-  inputs were produced at its outputs, and changes in the times that may
-  reach its outputs are its capability changes.
+- propagating applies ``final_pointstamp`` (this worker's and the batches
+  every worker broadcast) to the :class:`~timely.progress.Tracker`
+  (``absorb_located``, ``propagate_all``), hands frontier changes to the
+  children (``drain_frontiers``: into the input frontiers they show, in
+  compiled code, or through ``push_frontier``), and reports to the parent,
+  in the scope's own :class:`~timely.progress.operate.SharedProgress`:
+  records leaving node 0's outputs were consumed at the scope's inputs,
+  records reaching node 0's inputs were produced at its outputs
+  (``report_boundary``), and changes in the times that may reach its
+  outputs are its capability changes (:meth:`~SubgraphProgress.report_outputs`).
 
 What runs when, how batches reach other workers, and what is logged belong
 to the dataflow layer (:mod:`timely.dataflow.subgraph`), which builds on this.
@@ -279,41 +281,16 @@ class SubgraphProgress(Operate):
             return False
         return eager or self.tracker.must_send(local)
 
-    def propagate(self, everything: bool = True):
-        """Applies ``final_pointstamp`` (and the changes given to the tracker
-        directly), propagates, and brings each child's input frontiers up to
-        date (in compiled code where the child shows its frontiers, through
-        ``push_frontier`` otherwise); reports what changed at the scope's
-        boundary to the parent (in ``self.progress``). Returns ``(activate,
-        quiet, logged)``: the children to activate (an input they are
-        notified of changed), the children that became quiet, and, with
-        ``everything``, ``[(node, port, changes)]`` of every input frontier
-        change (for logs; empty otherwise)."""
-        tracker = self.tracker
-        final = self.final_pointstamp
-        if final:
-            boundary = self.boundary
-            tracker.absorb_located(final, boundary)
-            if boundary:
-                # Records leaving node 0's outputs were consumed at the scope's
-                # inputs; records reaching its inputs were produced at its outputs.
-                tracker.report_boundary(boundary, self.progress, self.nested)
-        tracker.propagate_all()
-        activate, pushed, logged, quiet = tracker.drain_frontiers(everything)
-        children = self.children
-        for node, port, changes in pushed:
-            child = children[node]
-            operator = child.operator
-            if operator is not None and child.watches[port]:
-                operator.push_frontier(port, changes)
-        if self.outputs:
-            internals = self.progress.internals
-            for port, changes in enumerate(tracker.output_changes()):
-                if changes:
-                    internal = internals[port]
-                    for time, diff in self.output_capabilities[port].update_iter(changes):
-                        internal.update(self.to_outer(time), diff)
-        return activate, quiet, logged
+    def report_outputs(self) -> None:
+        """Reports to the parent (in ``self.progress``) the changes in the
+        times that may still reach the scope's outputs, as its capability
+        changes (after the tracker propagated)."""
+        internals = self.progress.internals
+        for port, changes in enumerate(self.tracker.output_changes()):
+            if changes:
+                internal = internals[port]
+                for time, diff in self.output_capabilities[port].update_iter(changes):
+                    internal.update(self.to_outer(time), diff)
 
     def retire(self, child: PerOperatorState, incomplete: bool) -> bool:
         """Notes whether ``child`` is incomplete after a scheduling; True when
