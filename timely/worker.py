@@ -322,11 +322,15 @@ class Worker:
     def step(self) -> bool:
         """One round: receive, schedule active dataflows, release. True while
         dataflows remain."""
+        return self._step(True)
+
+    def _step(self, receive: bool) -> bool:
+        """:meth:`step`; without ``receive`` when the caller has just received."""
         if self._stepping:
             raise DataflowError("step() called from inside a step (from operator logic?)")
         self._stepping = True
         try:
-            if self._moves:
+            if receive and self._moves:
                 self.allocator.receive()
             if self._sync_activations:
                 self._apply_sync_activations()
@@ -506,15 +510,17 @@ class Worker:
         """
         if not self.active and self.dataflows and timeout != 0:
             wait = self._park_time(timeout)
-            if wait != 0:
-                if self.logger is not None:
-                    self.logger.park(wait)
-                # What this worker sent goes before it sleeps.
-                self.allocator.release()
-                self.allocator.park(wait)
-                if self.logger is not None:
-                    self.logger.unpark()
-        return self.step()
+            if wait == 0:
+                # _park_time has just received what there was.
+                return self._step(False)
+            if self.logger is not None:
+                self.logger.park(wait)
+            # What this worker sent goes before it sleeps.
+            self.allocator.release()
+            self.allocator.park(wait)
+            if self.logger is not None:
+                self.logger.unpark()
+        return self._step(True)
 
     def _park_time(self, timeout: float | None) -> float | None:
         """How long the worker may park now: 0 when something is runnable
