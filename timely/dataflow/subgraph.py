@@ -81,7 +81,7 @@ class Subgraph(SubgraphProgress):
         # Called by the worker and by the parent's round: the compiled round
         # itself, without a Python frame around it.
         self.schedule = self.round.run  # type: ignore[method-assign]
-        self.extract_all = self.round.extract_all  # type: ignore[method-assign]
+        self.extract_all = self.round.extract_all
         self.progcaster = self.round.progcaster = worker.progcaster(self)
         worker.scopes.append(self)
         self.round.propagate()
@@ -100,11 +100,6 @@ class Subgraph(SubgraphProgress):
         else:
             # a child scope (one with a parent) always has its index there
             self.parent.activate_child(self.index_in_parent)  # type: ignore[arg-type]
-
-    def local_ready(self) -> bool:
-        # As schedule() decides: eagerly (one worker is always eager), or
-        # once must_send() says they matter.
-        return self.eager or self.must_send(False)
 
     # -- running ------------------------------------------------------------
 

@@ -5,19 +5,19 @@ A :class:`SubgraphProgress` knows a scope's graph (children as
 :class:`~timely.progress.operate.Operate`, edges between their ports, the
 scope's own inputs and outputs as node 0) and accounts for it:
 
-- after each scheduling of a child, :meth:`~SubgraphProgress.extract_progress`
-  drains the child's :class:`~timely.progress.operate.SharedProgress` into the
-  scope's pointstamp accumulation: a :class:`~timely.progress.ChangeBatch` of
-  rows ``(location, time...)``, the location being the tracker's id of a port
-  (:meth:`~timely.progress.Tracker.drain_shared`): a consumed record is
-  ``-n`` at its input, a produced one ``+n`` at every input its output
-  reaches, a capability ``±1`` at its output. A local child's changes go to
-  ``local_pointstamp``, which every worker must see
-  (:meth:`~SubgraphProgress.must_send` says when); a child scope's are
-  already every worker's and go straight to ``final_pointstamp``. No Python
-  object is made per change, here or on the way to other workers;
-- :meth:`~SubgraphProgress.harvest_inputs` counts records that entered through
-  the scope's inputs;
+- after each scheduling of a child, its
+  :class:`~timely.progress.operate.SharedProgress` is drained
+  (:meth:`~timely.progress.Tracker.drain_shared`) into the scope's pointstamp
+  accumulation: a :class:`~timely.progress.ChangeBatch` of rows
+  ``(location, time...)``, the location being the tracker's id of a port: a
+  consumed record is ``-n`` at its input, a produced one ``+n`` at every
+  input its output reaches, a capability ``±1`` at its output. A local
+  child's changes go to ``local_pointstamp``, which every worker must see
+  (:meth:`~timely.progress.Tracker.must_send` says when); a child scope's
+  are already every worker's and go straight to ``final_pointstamp``. No
+  Python object is made per change, here or on the way to other workers;
+- records that entered through the scope's inputs are counted
+  (:meth:`~timely.progress.Tracker.harvest`);
 - propagating applies ``final_pointstamp`` (this worker's and the batches
   every worker broadcast) to the :class:`~timely.progress.Tracker`
   (``absorb_located``, ``propagate_all``), hands frontier changes to the
@@ -70,7 +70,6 @@ class SubgraphProgress(Operate):
         self.built = False
         self.next_index = 1
         self.input_messages: list = []     # per scope input: records that entered
-        self.input_targets: list = []      # per scope input: child targets it feeds
         self.unconnected_loops: list = []
         self.tracker = None  # type: ignore[assignment]  # made by build()
         # Located changes (rows of location and time), see the module's docstring.
@@ -144,7 +143,6 @@ class SubgraphProgress(Operate):
         for sn, sp, tn, tp in self.edges:
             builder.add_edge((sn, sp), (tn, tp))
             reach.setdefault((sn, sp), []).append((tn, tp))
-        self.input_targets = [reach.get((0, port), []) for port in range(self.inputs)]
         for child in self.children[1:]:
             child.targets = [reach.get((child.index, port), []) for port in range(child.outputs)]
         self.tracker, inner_summary = builder.build()
@@ -236,51 +234,6 @@ class SubgraphProgress(Operate):
 
     # -- accounting -----------------------------------------------------------
 
-    def extract_progress(self, child: PerOperatorState) -> None:
-        """Drains ``child``'s shared progress into the pointstamp accumulation
-        (before the scope is built there is nowhere to put it: it waits)."""
-        if self.built:
-            self.tracker.drain_shared(child.shared, child.index,
-                                      self.local_pointstamp if child.local
-                                      else self.final_pointstamp)
-
-    def extract_all(self) -> bool:
-        """Drains every child's shared progress (changes made outside any
-        scheduling: a capability dropped by user code); True if this scope
-        then holds changes to apply or to send."""
-        for child in self.children[1:]:
-            if child is not None and child.operator is not None and child.shared:
-                self.extract_progress(child)
-        if not self.built:
-            return False
-        return bool(self.final_pointstamp) or (
-            bool(self.local_pointstamp) and self.local_ready()) or self.tracker.pending()
-
-    def local_ready(self) -> bool:
-        """Whether the accumulated local changes would be applied or sent if
-        the scope ran now (a scope that holds them back until they matter,
-        as :meth:`must_send` decides, is not woken for them)."""
-        return True
-
-    def harvest_inputs(self) -> None:
-        """Counts the records that entered through the scope's inputs: produced
-        at the children they reach, consumed from node 0's outputs."""
-        self.tracker.harvest(self.input_messages, self.local_pointstamp)
-
-    def must_send(self, eager: bool) -> bool:
-        """Whether the accumulated local changes must go to every worker now.
-
-        Eagerly, whenever there are some. Demand-driven (as in the Rust
-        crate), once they hold a change others must see: a decrement that
-        may move some frontier, or records entering the scope. Everything
-        accumulated travels together, so no increment ever arrives after the
-        decrement it pairs with.
-        """
-        local = self.local_pointstamp
-        if not local:
-            return False
-        return eager or self.tracker.must_send(local)
-
     def report_outputs(self) -> None:
         """Reports to the parent (in ``self.progress``) the changes in the
         times that may still reach the scope's outputs, as its capability
@@ -291,14 +244,6 @@ class SubgraphProgress(Operate):
                 internal = internals[port]
                 for time, diff in self.output_capabilities[port].update_iter(changes):
                     internal.update(self.to_outer(time), diff)
-
-    def retire(self, child: PerOperatorState, incomplete: bool) -> bool:
-        """Notes whether ``child`` is incomplete after a scheduling; True when
-        it is complete and nothing can reach it any more (it may shut down)."""
-        if incomplete != child.incomplete:
-            self.incomplete_count += 1 if incomplete else -1
-            child.incomplete = incomplete
-        return not incomplete and self.tracker.node_quiet(child.index)
 
     def tracking_anything(self) -> bool:
         """Some child is incomplete, or some pointstamp is outstanding."""
