@@ -22,7 +22,9 @@ Workloads (WORKLOADS.md), at 1 and 2 worker processes:
 - ``strings, Arrow round trip``: an Arrow string column of 10^6 words, each
   worker's half as ``Batch.from_arrow``, ``exchange("word")``, and every
   received batch back to Arrow (``to_arrow``), checked against the input;
-- ``pingpong`` (1 worker): one record around a root-scope loop 10^5 times.
+- ``pingpong`` (1 worker): one record around a root-scope loop 10^5 times;
+- ``epoch`` (``benchmarks/epoch.py``) at 1, 2 and 3 workers, columnar and
+  records: CPU time per epoch per worker.
 
 Run: ``python benchmarks/ab.py BEFORE_TREE AFTER_TREE [--rounds 3]``
 (both trees built in place: ``python setup.py build_ext --inplace``).
@@ -316,6 +318,18 @@ def pingpong(workers: int, clock=time.perf_counter) -> float:
     return timely.execute_directly(work)
 
 
+def epoch_cpu(api: str):
+    """CPU seconds per epoch per worker of ``epoch.py``'s workload (its
+    answer checked), 2,000 epochs; ``api`` is ``columnar`` or ``records``."""
+
+    def measure_epoch(workers: int) -> float:
+        import epoch
+
+        return epoch.run(api, workers)["cpu_us"] / 1e6
+
+    return measure_epoch
+
+
 WORKLOADS = [
     ("wordcount, columnar", columnar_wordcount, (1, 2), WORDS),
     ("tumbling, columnar", columnar_tumbling, (1, 2), ROWS),
@@ -323,6 +337,8 @@ WORKLOADS = [
     ("tumbling, records", record_tumbling, (1, 2), ROWS),
     ("strings, Arrow round trip", strings_round_trip, (1, 2), WORDS),
     ("pingpong (s per iteration)", pingpong, (1,), None),
+    ("epoch, columnar (CPU s per epoch per worker)", epoch_cpu("columnar"), (1, 2, 3), None),
+    ("epoch, records (CPU s per epoch per worker)", epoch_cpu("records"), (1, 2, 3), None),
 ]
 
 

@@ -50,7 +50,7 @@ from timely.communication.process import ProcessAllocator
 from timely.communication.shm import Inboxes, Segment, sweep_orphans
 from timely.communication.tcp import Link, connect, read_hostfile, tls_from_env, worker_addresses
 from timely.communication.threads import ThreadsAllocator, ThreadsShared
-from timely.errors import TimelyError, WorkerFailed
+from timely.errors import ConfigurationError, WorkerFailed
 from timely.worker import Worker
 
 if TYPE_CHECKING:
@@ -210,9 +210,9 @@ def liveness_timeout() -> float:
     try:
         seconds = float(value)
     except ValueError:
-        raise TimelyError(f"TIMELY_LIVENESS_TIMEOUT is a number of seconds, not {value!r}") from None
+        raise ConfigurationError(f"TIMELY_LIVENESS_TIMEOUT is a number of seconds, not {value!r}") from None
     if not seconds > 0:
-        raise TimelyError(f"TIMELY_LIVENESS_TIMEOUT must be positive, not {value!r}")
+        raise ConfigurationError(f"TIMELY_LIVENESS_TIMEOUT must be positive, not {value!r}")
     return seconds
 
 
@@ -330,11 +330,11 @@ def execute_cluster(work: Callable[[Worker], R], config: argparse.Namespace,
     is waited for before the computation fails naming it."""
     secret = os.environ.get("TIMELY_SECRET")
     if not secret:
-        raise TimelyError("set TIMELY_SECRET to the secret shared by every process")
+        raise ConfigurationError("set TIMELY_SECRET to the secret shared by every process")
     if not 0 <= config.process < config.processes:
-        raise TimelyError(f"-p {config.process} is not in [0, {config.processes})")
+        raise ConfigurationError(f"-p {config.process} is not in [0, {config.processes})")
     if config.workers < 1:
-        raise TimelyError(f"-w {config.workers}: each host runs at least one worker")
+        raise ConfigurationError(f"-w {config.workers}: each host runs at least one worker")
     w = config.workers
     addresses = worker_addresses(read_hostfile(config.hostfile, config.processes), w)
     first = config.process * w
@@ -395,7 +395,7 @@ def execute(work: Callable[[Worker], R], workers: int = 1, *, mode: str = "proce
     (``mode="threads"``: concurrency without parallelism, no fork).
     """
     if workers < 1:
-        raise TimelyError(f"workers must be at least 1, not {workers}")
+        raise ConfigurationError(f"workers must be at least 1, not {workers}")
     log.info("running %d worker(s)%s", workers, f" as {mode}" if workers > 1 else "")
     if workers == 1 or mode == "threads":
         options.pop("window", None)       # nothing crosses a process
@@ -404,7 +404,7 @@ def execute(work: Callable[[Worker], R], workers: int = 1, *, mode: str = "proce
     if mode == "threads":
         return execute_threads(work, workers, **options)
     if mode != "processes":
-        raise TimelyError(f"mode must be 'processes' or 'threads', not {mode!r}")
+        raise ConfigurationError(f"mode must be 'processes' or 'threads', not {mode!r}")
     return execute_processes(work, workers, **options)
 
 

@@ -321,19 +321,7 @@ def test_for_each_time_groups_batches_by_time_in_order():
 
 # -- unordered input shape ---------------------------------------------------------
 
-def test_new_unordered_input_old_shape_warns():
-    def work(worker):
-        with worker.dataflow() as scope:
-            with pytest.warns(DeprecationWarning, match="new_unordered_input"):
-                handle, cap, stream = scope.new_unordered_input()
-            out = stream.capture()
-        handle.session(cap).give(1)
-        cap.drop()
-        worker.drain()
-        return out.extract()
-
-    assert timely.execute_directly(work) == [(0, [1])]
-
+def test_new_unordered_input_has_the_crates_shape():
     def new_shape(worker):
         with worker.dataflow() as scope:
             with warnings.catch_warnings():

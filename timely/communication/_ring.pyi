@@ -1,4 +1,6 @@
 from typing_extensions import disjoint_base
+
+from timely.communication._mailbox import Mailbox
 from collections.abc import Sequence
 from typing import Union
 
@@ -29,6 +31,15 @@ class RingReader:
     @property
     def last_frame_bytes(self) -> int: ...
     def used_bytes(self) -> int: ...
+
+def receive_frames(readers: list[tuple[int, RingReader]], mailbox: Mailbox,
+                   logger: object = None) -> None:
+    """Delivers every complete frame the readers hold to ``mailbox``."""
+
+def release_frames(mailbox: Mailbox, encode: object, writers: dict[int, RingWriter],
+                   backlog: set[int], links: dict[int, object], peer_flags: dict[int, ParkFlag],
+                   peer_bells: dict[int, object], logger: object = None) -> None:
+    """Sends every outbox as one frame per peer, ringing only parked peers."""
 
 def spin_until_data(readers: list[RingReader], seconds: float, inbox: object = None) -> bool:
     """Polls the readers for up to ``seconds``, yielding between looks;

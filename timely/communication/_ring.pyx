@@ -22,6 +22,7 @@ from libc.stdint cimport uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from timely.communication._codec cimport Header, frame_length
+from timely.communication._mailbox cimport Mailbox
 
 DEF PREFIX_BYTES = 32            # a frame's fixed prefix (timely.communication.codec)
 from timely.errors import RingError, TimelyError
@@ -297,6 +298,70 @@ cdef class RingReader:
 
     def used_bytes(self) -> int:
         return tly_ring_used(self._mem)
+
+
+def receive_frames(list readers, Mailbox mailbox, logger=None):
+    """Delivers every complete frame that ``readers`` (``(peer, RingReader)``
+    pairs) hold to ``mailbox``, frame by frame, in each ring's order; an
+    empty ring costs a look at its head."""
+    cdef RingReader reader
+    cdef tuple pair
+    cdef list messages
+    for item in readers:
+        pair = <tuple>item
+        reader = <RingReader>pair[1]
+        while reader._header is not None or tly_ring_used(reader._mem):
+            frame = reader.recv_frame()
+            if frame is None:
+                break
+            messages = <list>frame
+            if logger is not None:
+                logger.frame(False, pair[0], len(messages), -1)
+            mailbox.deliver_messages(messages, pair[0], reader.last_frame_bytes)
+
+
+def release_frames(Mailbox mailbox, encode, dict writers, set backlog, dict links,
+                   dict peer_flags, dict peer_bells, logger=None):
+    """Sends every outbox of ``mailbox`` as one frame (``encode``) per peer:
+    into the peer's ring (``writers``; what a full ring does not take waits
+    in ``backlog``, the peers whose writers hold bytes, and goes with the
+    next release) or to its TCP link (``links``). A peer whose ring got
+    bytes is rung only when its park flag is up (or it has none)."""
+    cdef list rung = []
+    cdef RingWriter writer
+    cdef ParkFlag flag
+    if not backlog and not mailbox.pending():
+        return
+    for item in mailbox.take_outboxes(encode):
+        j, parts = <tuple>item
+        if logger is not None:
+            logger.frame(True, j, -1, sum(memoryview(p).nbytes for p in parts))
+        entry = writers.get(j)
+        if entry is None:
+            links[j].send(parts)
+            continue
+        writer = <RingWriter>entry
+        if not writer.send_parts(parts):
+            backlog.add(j)
+        rung.append(j)
+    if backlog:
+        for j in list(backlog):
+            writer = <RingWriter>writers[j]
+            if j not in rung:
+                rung.append(j)
+                if not writer.flush():
+                    continue
+            if not writer._queued:
+                backlog.discard(j)
+    for j in rung:
+        # The data is in the ring: ring the peer only if it may sleep.
+        entry = peer_flags.get(j)
+        if entry is None:
+            peer_bells[j].ring()
+        else:
+            flag = <ParkFlag>entry
+            if tly_park_wanted(flag._mem):
+                peer_bells[j].ring()
 
 
 cdef extern from "<sched.h>" nogil:

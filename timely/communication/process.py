@@ -43,7 +43,13 @@ from collections import deque
 
 from timely.communication.allocator import DEFAULT, BatchingAllocator, window_from_env
 from timely.communication.doorbell import EventfdDoorbell
-from timely.communication.ring import RingReader, RingWriter, spin_until_data
+from timely.communication.ring import (
+    RingReader,
+    RingWriter,
+    receive_frames,
+    release_frames,
+    spin_until_data,
+)
 from timely.communication.shm import Inboxes
 from timely.errors import ConfigurationError, WorkerFailed
 
@@ -133,15 +139,7 @@ class RingAllocator(BatchingAllocator):
         if self.failure is not None:
             raise WorkerFailed(f"worker {self.index}: {self.failure}")
         logger = self.logger
-        deliver = self.deliver_messages
-        for j, reader in self._readers:
-            while True:
-                messages = reader.recv_frame()
-                if messages is None:
-                    break
-                if logger is not None:
-                    logger.frame(False, j, len(messages), -1)
-                deliver(messages, j, reader.last_frame_bytes)
+        receive_frames(self._readers, self, logger)
         inbox = self.inbox
         while inbox:
             peer, frame = inbox.popleft()
@@ -149,40 +147,11 @@ class RingAllocator(BatchingAllocator):
                 logger.frame(False, peer, -1, len(frame))
             self.deliver_frame(frame, peer)
 
-
     def release(self) -> None:
         """Sends every outbox: into the peer's ring (ringing its doorbell
         only when it announced that it parks) or to its TCP link."""
-        backlog = self._backlog
-        if not backlog and not self.pending():
-            return
-        rung = set()
-        writers = self.writers
-        logger = self.logger
-        for j, parts in self.take_frames():
-            if logger is not None:
-                logger.frame(True, j, -1, sum(memoryview(p).nbytes for p in parts))
-            writer = writers.get(j)
-            if writer is None:
-                self.links[j].send(parts)
-                continue
-            if not writer.send_parts(parts):
-                backlog.add(j)
-            rung.add(j)
-        for j in list(backlog):
-            if j not in rung:
-                rung.add(j)
-                if not writers[j].flush():
-                    continue
-            if not writers[j].queued_bytes:
-                backlog.discard(j)
-        bells = self.peer_bells
-        flags = self.peer_flags
-        for j in rung:
-            # The data is in the ring: ring the peer only if it may sleep.
-            flag = flags.get(j)
-            if flag is None or flag.wanted():
-                bells[j].ring()
+        release_frames(self, self._encode, self.writers, self._backlog, self.links,
+                       self.peer_flags, self.peer_bells, self.logger)
 
     def park(self, timeout) -> None:
         """Sleeps on this worker's doorbell until data or :meth:`unpark`

@@ -48,8 +48,10 @@ from timely.communication._ring import (
     RingWriter,
     format_park_flag,
     format_ring,
+    receive_frames,
+    release_frames,
     spin_until_data,
 )
 
 __all__ = ["PARK_FLAG_BYTES", "ParkFlag", "RingReader", "RingWriter", "format_park_flag",
-           "format_ring", "spin_until_data"]
+           "format_ring", "receive_frames", "release_frames", "spin_until_data"]

@@ -71,7 +71,7 @@ import threading
 import time
 from typing import overload
 
-from timely.errors import AuthenticationError, FrameError, TimelyError
+from timely.errors import AuthenticationError, ConfigurationError, FrameError, WorkerFailed
 
 HANDSHAKE_TIMEOUT = 5.0
 CONNECT_TIMEOUT = float(os.environ.get("TIMELY_CONNECT_TIMEOUT", "60"))
@@ -426,7 +426,7 @@ def tls_from_env() -> TLS | None:
         return None
     missing = [n for n, v in zip(names, values) if not v]
     if missing:
-        raise TimelyError(f"TLS needs {', '.join(missing)} as well")
+        raise ConfigurationError(f"TLS needs {', '.join(missing)} as well")
     return TLS(*values)
 
 
@@ -568,7 +568,7 @@ def read_hostfile(path, processes: int) -> list[tuple[str, int]]:
             host, _, port = line.rpartition(":")
             addresses.append((host or "127.0.0.1", int(port)))
     if len(addresses) < processes:
-        raise TimelyError(f"hostfile {path} lists {len(addresses)} addresses for {processes} processes")
+        raise ConfigurationError(f"hostfile {path} lists {len(addresses)} addresses for {processes} processes")
     return addresses[:processes]
 
 
@@ -660,11 +660,11 @@ def connect_with(listener, index: int, addresses, secret: bytes, local=(),
                 unreachable = [j for j in outgoing if j not in sessions]
                 if unreachable:
                     j = unreachable[0]
-                    raise TimelyError(f"worker {index}: cannot reach worker {j} at "
-                                      f"{addresses[j]} within {timeout:g} s")
+                    raise WorkerFailed(f"worker {index}: cannot reach worker {j} at "
+                                       f"{addresses[j]} within {timeout:g} s")
                 missing = sorted(set(remote) - set(sessions))
-                raise TimelyError(f"worker {index}: workers {missing} never connected "
-                                  f"within {timeout:g} s")
+                raise WorkerFailed(f"worker {index}: workers {missing} never connected "
+                                   f"within {timeout:g} s")
             for j, attempt in outgoing.items():
                 if j in sessions or attempt is not None or now < next_try[j]:
                     continue
@@ -686,8 +686,8 @@ def connect_with(listener, index: int, addresses, secret: bytes, local=(),
                 session = attempt.session
                 if session.peer != j:
                     session.close()
-                    raise TimelyError(f"worker {index}: {addresses[j]} answered as worker "
-                                      f"{session.peer}, not {j}")
+                    raise WorkerFailed(f"worker {index}: {addresses[j]} answered as worker "
+                                       f"{session.peer}, not {j}")
                 log.info("worker %d: authenticated connection to worker %d at %s:%s",
                          index, j, *addresses[j][:2])
                 sessions[j] = session

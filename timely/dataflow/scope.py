@@ -13,8 +13,6 @@ from timely.errors import SummaryError
 from timely.dataflow.subgraph import Subgraph
 
 if TYPE_CHECKING:
-    from types import FrameType
-
     from timely.dataflow.builder import Activator, OperatorInfo
     from timely.dataflow.capability import Capability
     from timely.dataflow.handles import OutputHandle
@@ -101,10 +99,6 @@ class Scope:
         returns ``((handle, capability), stream)`` as the crate does;
         ``handle.session(cap).give(x)`` or ``handle.activate().session(cap)``.
 
-        The old shape, ``handle, capability, stream = scope.new_unordered_input()``,
-        still works for this release (the call unpacked into three names gets
-        three values) with a ``DeprecationWarning``.
-
         >>> import timely
         >>> def work(worker):
         ...     with worker.dataflow() as scope:
@@ -118,20 +112,9 @@ class Scope:
         >>> timely.execute_directly(work)
         [(0, ['early']), (3, ['late'])]
         """
-        import sys
-
         from timely.dataflow.operators.input import new_unordered_input
 
-        (handle, capability), stream = new_unordered_input(self)
-        if _unpacked_into(sys._getframe(1)) == 3:
-            import warnings
-
-            warnings.warn("scope.new_unordered_input() returns ((handle, capability), stream), "
-                          "as the Rust crate; unpacking it into three names is deprecated",
-                          DeprecationWarning, stacklevel=2)
-            # The deprecated shape, outside the typed API on purpose.
-            return handle, capability, stream  # type: ignore[return-value]
-        return (handle, capability), stream
+        return new_unordered_input(self)
 
     def to_stream(self, iterable: Iterable[T]) -> Stream[T]:
         """A stream of this worker's records from ``iterable``, all at the minimum time."""
@@ -269,16 +252,3 @@ class Scope:
 
     def _finish(self) -> None:
         """Called when the scope's block ends."""
-
-
-def _unpacked_into(frame: FrameType) -> int | None:
-    """How many names the call being made in ``frame`` is unpacked into
-    (``a, b, c = f()``), or None when its result is used otherwise."""
-    import dis
-
-    for instruction in dis.get_instructions(frame.f_code):
-        if instruction.offset > frame.f_lasti:
-            if instruction.opname == "UNPACK_SEQUENCE":
-                return instruction.argval
-            return None
-    return None

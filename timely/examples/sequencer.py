@@ -22,7 +22,7 @@ import time
 
 import timely
 from timely.examples.cli import parser, timely_args
-from timely.errors import TimelyError
+from timely.errors import SequencerError
 from timely.synchronization import Sequencer
 
 # Generous: a worker that has not read everything by then reports it.
@@ -41,7 +41,7 @@ def _work(worker, rounds: int, delay_ms: float) -> list:
     deadline = time.monotonic() + TIMEOUT
     while len(read) < expected:
         if time.monotonic() > deadline:
-            raise TimelyError(
+            raise SequencerError(
                 f"worker {worker.index} read {len(read)} of {expected} announcements in {TIMEOUT} s"
             )
         worker.step_or_park(0.01)

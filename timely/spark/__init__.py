@@ -26,10 +26,10 @@ import numpy as np
 
 from timely.container import Batch
 from timely.errors import (
+    DataflowError,
     SparkConfigError,
     SparkSchemaError,
     SparkTaskError,
-    TimelyError,
     WorkerFailed,
 )
 
@@ -147,7 +147,7 @@ def _inputs(scope, names):
 def _apply(dataflow, streams, names):
     result = dataflow(streams)
     if names is not None and isinstance(result, dict):
-        raise TimelyError("the dataflow of several inputs returns one stream, not a dict")
+        raise DataflowError("the dataflow of several inputs returns one stream, not a dict")
     return result
 
 
@@ -225,12 +225,13 @@ def _epochs(batch: Batch, epoch_col: str):
     """``[(epoch, rows)]`` of ``batch`` grouped by its epoch column, without the column."""
     epochs = np.asarray(batch[epoch_col])
     if epochs.dtype.kind not in "iu":
-        raise TimelyError(f"epoch column {epoch_col!r} holds {epochs.dtype}, not integers")
+        raise SparkSchemaError(f"epoch column {epoch_col!r} holds {epochs.dtype}, not integers")
     rest = batch.select([n for n in batch.names if n != epoch_col])
     if len(batch) == 0:
         return []
     if epochs.dtype.kind == "i" and epochs.min() < 0:
-        raise TimelyError(f"epoch column {epoch_col!r} holds a negative epoch {int(epochs.min())}")
+        raise SparkSchemaError(f"epoch column {epoch_col!r} holds a negative epoch "
+                               f"{int(epochs.min())}")
     first = int(epochs[0])
     if (epochs == first).all():
         return [(first, rest)]
@@ -340,8 +341,8 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
             while out:
                 data = out.popleft()
                 if not isinstance(data, Batch):
-                    raise TimelyError(f"the dataflow's output carries {type(data).__name__}, "
-                                      "not timely.Batch")
+                    raise SparkSchemaError(f"the dataflow's output carries "
+                                           f"{type(data).__name__}, not timely.Batch")
                 if len(data):
                     yield conform(data, arrow_schema, cast)
 
