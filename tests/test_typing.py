@@ -51,7 +51,7 @@ from typing import Callable
 import timely
 from timely import Capability, InputHandle, Pipeline, ProbeHandle, Stream, Worker
 from timely.dataflow.builder import OperatorInfo
-from timely.dataflow.handles import InputHandle as OperatorInput
+from timely.dataflow.handles import InputHandleCore as OperatorInput
 from timely.dataflow.handles import OutputHandle
 
 Logic = Callable[[OperatorInput[str], OutputHandle[int]], None]
@@ -130,14 +130,14 @@ from typing import Any, Callable
 import timely
 from timely import Capability, Pipeline
 from timely.dataflow.builder import OperatorInfo
-from timely.dataflow.handles import InputHandle
+from timely.dataflow.handles import InputHandleCore
 
 
 def three(cap: Any, info: Any, extra: Any) -> Any:
     return lambda input, output: None
 
 
-def one_argument_logic(cap: Capability, info: OperatorInfo) -> Callable[[InputHandle[int]], None]:
+def one_argument_logic(cap: Capability, info: OperatorInfo) -> Callable[[InputHandleCore[int]], None]:
     return lambda input: None
 
 
@@ -156,7 +156,7 @@ def work(worker: timely.Worker) -> None:
         (24, 'Argument 3 to "unary" of "Stream" has incompatible type '
              '"Callable[[Any, Any, Any], Any]"'),
         (25, 'Argument 3 to "unary" of "Stream" has incompatible type '
-             '"Callable[[Capability, OperatorInfo], Callable[[InputHandle[int]], None]]"'),
+             '"Callable[[Capability, OperatorInfo], Callable[[InputHandleCore[int]], None]]"'),
         (26, 'Argument 4 to "unary_notify" of "Stream" has incompatible type '
              '"Callable[[Any, Any], None]"'),
         (27, 'Argument 3 to "sink" of "Stream" has incompatible type '

@@ -18,7 +18,7 @@ from timely.progress import (
     Builder,
     ChangeBatch,
     MutableAntichain,
-    Notificator,
+    NotificationQueue,
     PathSummary,
     less_equal,
 )
@@ -76,7 +76,7 @@ def entry_points(arity):
     cb = ChangeBatch(arity=arity)
     an = Antichain(arity=arity)
     ma = MutableAntichain(arity=arity)
-    no = Notificator(arity=arity)
+    no = NotificationQueue(arity=arity)
     b = Builder(arity)
     b.add_node(0, 1, 1, [[[]]])
     tracker, _ = b.build()
@@ -91,7 +91,7 @@ def entry_points(arity):
         "MutableAntichain.update": lambda t: ma.update(t, 1),
         "MutableAntichain.update_iter": lambda t: ma.update_iter([(t, 1)]),
         "MutableAntichain.count_for": ma.count_for,
-        "Notificator.notify_at": no.notify_at,
+        "NotificationQueue.notify_at": no.notify_at,
         "Tracker.update_source": lambda t: tracker.update_source((0, 0), t, 1),
         "Tracker.update_target": lambda t: tracker.update_target((0, 0), t, 1),
         "PathSummary.results_in": lambda t: PathSummary(good).results_in(t),
@@ -139,7 +139,7 @@ def test_summary_arity_mismatch():
 
 
 def test_arity_is_fixed_by_the_first_time():
-    for make in (ChangeBatch, Antichain, MutableAntichain, Notificator):
+    for make in (ChangeBatch, Antichain, MutableAntichain, NotificationQueue):
         s = make()
         assert s.arity is None
     cb = ChangeBatch()
@@ -154,7 +154,7 @@ def test_arity_is_fixed_by_the_first_time():
     with pytest.raises(TimestampError):
         ma.update((7, 7), 1)
     assert ma.updates() == [(7, 1)]
-    n = Notificator()
+    n = NotificationQueue()
     n.notify_at((1, 1, 1))
     with pytest.raises(TimestampError):
         n.notify_at((1, 1))

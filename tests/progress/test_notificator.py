@@ -1,4 +1,4 @@
-"""Notificator: compiled ``timely.progress.Notificator`` vs the oracle."""
+"""NotificationQueue: compiled ``timely.progress.NotificationQueue`` vs the oracle."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from tests.progress.strategies import arities, diffs, examples, times
 from tests.reference import frontier as ref_frontier
 from tests.reference import notificator as ref
-from timely.progress import Antichain, MutableAntichain, Notificator
+from timely.progress import Antichain, MutableAntichain, NotificationQueue
 
 
 def test_doc_example():
-    n = Notificator()
+    n = NotificationQueue()
     n.notify_at(5)
     n.notify_at(3)
     n.notify_at(5)
@@ -46,8 +46,8 @@ class NotificatorMachine(RuleBasedStateMachine):
     @initialize(arity=arities, fixed=st.booleans())
     def setup(self, arity, fixed):
         self.arity = arity
-        self.n = Notificator(arity=arity) if fixed else Notificator()
-        self.r = ref.Notificator(arity=arity)
+        self.n = NotificationQueue(arity=arity) if fixed else NotificationQueue()
+        self.r = ref.NotificationQueue(arity=arity)
 
     @rule(data=st.data(), count=st.integers(1, 3))
     def notify_at(self, data, count):
@@ -104,7 +104,7 @@ test_notificator_machine = pytest.mark.slow(NotificatorMachine.TestCase)
 def test_release_in_time_order(case):
     """Everything the frontier no longer covers comes out once, in time order, coalesced."""
     arity, requests, frontier = case
-    n, r = Notificator(arity=arity), ref.Notificator(arity=arity)
+    n, r = NotificationQueue(arity=arity), ref.NotificationQueue(arity=arity)
     for t in requests:
         n.notify_at(t)
         r.notify_at(t)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from tests.reference.timestamp import arity_of, sort_key, validate
 
 
-class Notificator:
+class NotificationQueue:
     """``notify_at`` adds to pending; ``make_available`` releases pending times no frontier
     is <= to; ``next`` pops the least available time with its total count."""
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from timely.dataflow._activate import ChildActivator, Schedulable
 from timely.dataflow.capability import Capability
 from timely.dataflow.channels import Counter, Tee
-from timely.dataflow.handles import InputHandle, OutputHandle
+from timely.dataflow.handles import InputHandleCore, OutputHandle
 from timely.dataflow.time import minimum, summary_for
 from timely.errors import DataflowError
 from timely.progress.change_batch import ChangeBatch
@@ -214,7 +214,7 @@ class OperatorBuilder:
     def _summaries(self, items):
         return [summary_for(s, self.arity) for s in items]
 
-    def new_input(self, stream, pact, connection=None, notify: bool = True) -> InputHandle:
+    def new_input(self, stream, pact, connection=None, notify: bool = True) -> InputHandleCore:
         """Adds an input reading ``stream`` through ``pact``; returns its handle.
         ``connection`` lists a path summary per output (default: the identity to every
         output); with ``notify`` false the operator is not scheduled on frontier changes of
@@ -255,7 +255,7 @@ class OperatorBuilder:
         self._input_summaries.append(summaries_out)
         self._frontiers.append(frontier)
         self._notify.append(notify)
-        handle: InputHandle[Any] = InputHandle(puller, consumed, self._outputs, summaries_out,
+        handle: InputHandleCore[Any] = InputHandleCore(puller, consumed, self._outputs, summaries_out,
                                                frontier, self.worker.check_progress,
                                                f"{self.name} input {port}")
         self._inputs.append(handle)

@@ -29,8 +29,8 @@ T = TypeVar("T")
 BUFFER = 1024
 
 
-class InputHandle(Generic[T]):
-    """Reads the messages arriving at one operator input (``InputHandle[T]``
+class InputHandleCore(Generic[T]):
+    """Reads the messages arriving at one operator input (``InputHandleCore[T]``
     on a ``Stream[T]``).
 
     ``for cap, data in input:`` yields each message's :class:`InputCapability`
@@ -206,7 +206,7 @@ class OutputHandle(Generic[T]):
                  "_origin")
 
     def __init__(self, port: int, internal: Any, counter: Any,
-                 inputs: list[InputHandle[Any]] | tuple[()] = (),
+                 inputs: list[InputHandleCore[Any]] | tuple[()] = (),
                  origin: tuple[str, tuple[int, ...], str | None] = ("operator", (), None)) -> None:
         self._port = port
         self._internal = internal

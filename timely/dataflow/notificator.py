@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from timely.dataflow.capability import Capability, InputCapability
 from timely.errors import CapabilityError
-from timely.progress.notificator import Notificator as _Core
+from timely.progress.notificator import NotificationQueue as _Core
 
 if TYPE_CHECKING:
     from timely.dataflow.time import Time

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from timely.dataflow.capability import Capability
     from timely.dataflow.channels import PactLike, Tee
     from timely.dataflow.builder import OperatorInfo
-    from timely.dataflow.handles import InputHandle, OutputHandle
+    from timely.dataflow.handles import InputHandleCore, OutputHandle
     from timely.dataflow.notificator import Notificator
     from timely.dataflow.operators.capture import CaptureHandle, EventPusher
     from timely.dataflow.operators.core import Err, Ok
@@ -301,7 +301,7 @@ class Stream(Generic[T]):
         return outs[0] if len(outs) == 1 else outs
 
     def sink(self, pact: PactLike, name: str,
-             logic: Callable[[InputHandle[T]], object]) -> None:
+             logic: Callable[[InputHandleCore[T]], object]) -> None:
         """An operator with no outputs: ``logic(input)`` is called whenever the
         input has messages or its frontier changes, and reads them with
         ``for cap, data in input`` and ``input.frontier``.
@@ -316,7 +316,7 @@ class Stream(Generic[T]):
 
     def unary(self, pact: PactLike, name: str,
               constructor: Callable[[Capability, OperatorInfo],
-                                    Callable[[InputHandle[T], OutputHandle[U]], object]],
+                                    Callable[[InputHandleCore[T], OutputHandle[U]], object]],
               ) -> Stream[U]:
         """A new operator with one input and one output.
 
@@ -335,7 +335,7 @@ class Stream(Generic[T]):
 
     def unary_frontier(self, pact: PactLike, name: str,
                        constructor: Callable[[Capability, OperatorInfo],
-                                             Callable[[InputHandle[T], OutputHandle[U]], object]],
+                                             Callable[[InputHandleCore[T], OutputHandle[U]], object]],
                        ) -> Stream[U]:
         """As :meth:`unary`, and ``logic(input, output)`` is also called when
         the input's frontier changes, so it can act on complete times: a time
@@ -348,7 +348,7 @@ class Stream(Generic[T]):
         return _generic.unary_frontier(self, pact, name, constructor)
 
     def unary_notify(self, pact: PactLike, name: str, init_times: Iterable[Time],
-                     logic: Callable[[InputHandle[T], OutputHandle[U], Notificator], object],
+                     logic: Callable[[InputHandleCore[T], OutputHandle[U], Notificator], object],
                      ) -> Stream[U]:
         """An operator driven by notifications: ``logic(input, output,
         notificator)``.
@@ -368,7 +368,7 @@ class Stream(Generic[T]):
 
     def binary(self, other: Stream[V], pact1: PactLike, pact2: PactLike, name: str,
                constructor: Callable[[Capability, OperatorInfo],
-                                     Callable[[InputHandle[T], InputHandle[V], OutputHandle[U]],
+                                     Callable[[InputHandleCore[T], InputHandleCore[V], OutputHandle[U]],
                                               object]],
                ) -> Stream[U]:
         """``constructor(capability, info)`` returns ``logic(input1, input2, output)``."""
@@ -378,7 +378,7 @@ class Stream(Generic[T]):
 
     def binary_frontier(self, other: Stream[V], pact1: PactLike, pact2: PactLike, name: str,
                         constructor: Callable[[Capability, OperatorInfo],
-                                              Callable[[InputHandle[T], InputHandle[V],
+                                              Callable[[InputHandleCore[T], InputHandleCore[V],
                                                         OutputHandle[U]], object]],
                         ) -> Stream[U]:
         """As :meth:`binary`, and the logic is also called when either input's frontier
@@ -391,7 +391,7 @@ class Stream(Generic[T]):
 
     def binary_notify(self, other: Stream[V], pact1: PactLike, pact2: PactLike, name: str,
                       init_times: Iterable[Time],
-                      logic: Callable[[InputHandle[T], InputHandle[V], OutputHandle[U],
+                      logic: Callable[[InputHandleCore[T], InputHandleCore[V], OutputHandle[U],
                                        Notificator], object],
                       ) -> Stream[U]:
         """As :meth:`unary_notify`, with two inputs:

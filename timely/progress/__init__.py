@@ -20,7 +20,7 @@ from timely.progress import (
 )
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import Antichain, MutableAntichain
-from timely.progress.notificator import Notificator
+from timely.progress.notificator import NotificationQueue
 from timely.progress.operate import Operate, SharedProgress
 from timely.progress.reachability import Builder, Location, Source, Target, Tracker
 from timely.progress.timestamp import PathSummary, less_equal, less_than
@@ -31,7 +31,7 @@ __all__ = [
     "ChangeBatch",
     "Location",
     "MutableAntichain",
-    "Notificator",
+    "NotificationQueue",
     "Operate",
     "PathSummary",
     "SharedProgress",

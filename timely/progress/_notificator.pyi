@@ -5,14 +5,14 @@ from timely.progress._frontier import Antichain, MutableAntichain
 from timely.progress._timestamp import Time
 
 @disjoint_base
-class Notificator:
+class NotificationQueue:
     """The core of a frontier notificator: requested times, released in time order.
 
     ``notify_at`` records a request; ``make_available`` moves every pending time
     that no given frontier is <= into the available set; ``next`` returns the
     least available time with the count of requests for it (coalesced).
 
-    >>> n = Notificator()
+    >>> n = NotificationQueue()
     >>> n.notify_at(5); n.notify_at(3); n.notify_at(5)
     >>> n.make_available([Antichain([4])])
     >>> n.next(), n.next()

@@ -12,7 +12,7 @@ from timely.progress._timestamp cimport fill_row, make_time, settle_arity
 from timely.errors import TimestampError
 
 
-cdef class Notificator:
+cdef class NotificationQueue:
     """The core of a frontier notificator.
 
     ``notify_at`` records a request for a time; ``make_available`` moves every
@@ -21,7 +21,7 @@ cdef class Notificator:
     with the number of requests for it, coalesced. Pending requests live in a
     ChangeBatch; available ones in a binary heap ordered lexicographically.
 
-    >>> n = Notificator()
+    >>> n = NotificationQueue()
     >>> n.notify_at(5); n.notify_at(3); n.notify_at(5)
     >>> n.make_available([Antichain([4])])
     >>> n.next(), n.next()
@@ -121,11 +121,11 @@ cdef class Notificator:
                 ncap *= 2
             p = realloc(self.hrows, ncap * k * sizeof(uint64_t))
             if p == NULL:
-                raise MemoryError("Notificator: out of memory")
+                raise MemoryError("NotificationQueue: out of memory")
             self.hrows = <uint64_t *>p
             p = realloc(self.hcount, ncap * sizeof(int64_t))
             if p == NULL:
-                raise MemoryError("Notificator: out of memory")
+                raise MemoryError("NotificationQueue: out of memory")
             self.hcount = <int64_t *>p
             self.hcap = ncap
         return 0
@@ -209,7 +209,7 @@ cdef class Notificator:
         if fptr == NULL or flen == NULL:
             free(fptr)
             free(flen)
-            raise MemoryError("Notificator: out of memory")
+            raise MemoryError("NotificationQueue: out of memory")
         for j, f in enumerate(fronts):
             if isinstance(f, MutableAntichain):
                 fptr[j] = (<MutableAntichain>f).m.front
@@ -285,4 +285,4 @@ cdef class Notificator:
         return self.hlen == 0 and self.pending_.is_empty()
 
     def __repr__(self):
-        return f"Notificator(pending={self.pending()!r}, available={self.available_len()})"
+        return f"NotificationQueue(pending={self.pending()!r}, available={self.available_len()})"

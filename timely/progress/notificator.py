@@ -1,5 +1,5 @@
 """The core of frontier notification: requested times released in time order."""
 
-from timely.progress._notificator import Notificator
+from timely.progress._notificator import NotificationQueue
 
-__all__ = ["Notificator"]
+__all__ = ["NotificationQueue"]

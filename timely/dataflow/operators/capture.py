@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Generic, Iterable, Iterator, NamedTuple, 
 
 from timely.container import Batch
 from timely.dataflow.channels import Pipeline
-from timely.dataflow.handles import InputHandle
+from timely.dataflow.handles import InputHandleCore
 from timely.dataflow.time import minimum
 from timely.progress.change_batch import ChangeBatch
 from timely.progress.frontier import MutableAntichain
@@ -60,7 +60,7 @@ class CaptureOperator(Operate):
     local = True
     notify = (True,)
 
-    def __init__(self, pusher: EventPusher, handle: InputHandle[Any], arity: int,
+    def __init__(self, pusher: EventPusher, handle: InputHandleCore[Any], arity: int,
                  progress: SharedProgress) -> None:
         self.progress = progress
         self.pusher = pusher

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.errors import CapabilityError
-from timely.progress.notificator import Notificator as _Core
+from timely.progress.notificator import NotificationQueue as _Core
 from timely.progress.timestamp import less_equal
 
 if TYPE_CHECKING:
