@@ -69,7 +69,7 @@ if TYPE_CHECKING:
         Vertex,
     )
     from timely.launch import example, execute, execute_directly, execute_from_args
-    from timely.worker import Worker
+    from timely.worker import Worker, WorkerConfig
 
 # Public names defined above the errors: the module each comes from, imported
 # the first time the name is used.
@@ -92,6 +92,7 @@ _LAZY = {
     "FrontierNotificator": "timely.dataflow",
     "StringColumn": "timely.container",
     "Worker": "timely.worker",
+    "WorkerConfig": "timely.worker",
     "example": "timely.launch",
     "execute": "timely.launch",
     "execute_directly": "timely.launch",
@@ -156,6 +157,7 @@ __all__ = [
     "TimestampTypeError",
     "Vertex",
     "Worker",
+    "WorkerConfig",
     "WorkerFailed",
     "__version__",
     "example",

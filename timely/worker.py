@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from timely.communication.allocator import Allocator, ThreadAllocator
 from timely.dataflow.progcaster import Progcaster
 from timely.dataflow.subgraph import Subgraph
-from timely.errors import DataflowError, TimelyError
+from timely.errors import ConfigurationError, DataflowError, TimelyError
 
 if TYPE_CHECKING:
     from timely.dataflow.builder import Activator
@@ -54,6 +54,45 @@ class Timer:
 
     def __repr__(self) -> str:
         return f"Timer(elapsed={self.elapsed():.6f})"
+
+
+class WorkerConfig:
+    """Settings every worker can read (the crate's ``WorkerConfig``): a
+    key-value store given to ``timely.execute(..., worker_config=...)``,
+    read in each worker with ``worker.config().get(key)``. Each worker
+    process has its own copy; worker threads share one, so treat the
+    values as read-only.
+
+    >>> import timely
+    >>> config = timely.WorkerConfig().set("rounds", 3)
+    >>> timely.execute(lambda worker: worker.config().get("rounds"), workers=2,
+    ...                worker_config=config)
+    [3, 3]
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: dict[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = {}
+        for key, value in (values or {}).items():
+            self.set(key, value)
+
+    def set(self, key: str, value: Any) -> WorkerConfig:
+        """Sets ``key`` to ``value`` (replacing it); returns the config."""
+        if type(key) is not str:
+            raise ConfigurationError(f"a worker config key is a str, not {key!r}")
+        self._values[key] = value
+        return self
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` when it was not set."""
+        return self._values.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __repr__(self) -> str:
+        return f"WorkerConfig({self._values!r})"
 
 
 class SyncActivator:
@@ -99,13 +138,18 @@ class Worker:
 
     def __init__(self, allocator: Allocator | None = None, *, check_progress: bool = False,
                  schedule_seed: int | None = None, progress_mode: str = "demand",
-                 stall_warning: float | None = STALL_WARNING) -> None:
+                 stall_warning: float | None = STALL_WARNING,
+                 worker_config: WorkerConfig | None = None) -> None:
         if progress_mode not in ("demand", "eager"):
             raise DataflowError(f"progress_mode must be 'demand' or 'eager', not {progress_mode!r}")
         if stall_warning is not None and not stall_warning > 0:
             raise DataflowError(f"stall_warning must be a positive number of seconds or None, "
                                 f"not {stall_warning!r}")
         self.stall_warning = stall_warning
+        if worker_config is not None and not isinstance(worker_config, WorkerConfig):
+            raise ConfigurationError(f"worker_config is a timely.WorkerConfig, not "
+                                     f"{type(worker_config).__name__}")
+        self._config = worker_config if worker_config is not None else WorkerConfig()
         self._steps = 0
         self._watch: dict[int, list[Any]] = {}                  # dataflow -> [changes seen, since, steps then, warned]
         self._watch_at = (_time.monotonic() + min(1.0, stall_warning / 4)
@@ -594,6 +638,11 @@ class Worker:
         """
         while condition():
             self.step_or_park(duration)
+
+    def config(self) -> WorkerConfig:
+        """The settings given to every worker (``worker_config=`` of
+        :func:`timely.execute`; empty when none were given)."""
+        return self._config
 
     def timer(self) -> Timer:
         """A timer started when this worker was made.
