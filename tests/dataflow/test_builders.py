@@ -175,7 +175,7 @@ def test_general_builder_with_a_disconnected_diagnostic_input():
             d_in = b.new_input(data, Pipeline)
             q_in = b.new_input(diag, Pipeline, connection={0: []})       # not connected to output 0
             data_out, data_stream = b.new_output()
-            diag_out, diag_stream = b.new_output(connection={0: []})    # data input not connected
+            diag_out, diag_stream = b.new_output(connection={1: [0]})   # the diagnostic input only
             held = []
 
             def constructor(caps, info):
@@ -253,3 +253,40 @@ def test_connection_summary_advances_output_capabilities():
     assert len(errors) == 1 and "cannot make a capability" in errors[0]
     assert captured == [(5, ["x"])]
     assert done
+
+
+def test_a_connection_leaves_out_what_it_does_not_name_as_the_crate():
+    """A connection names the ports it connects; every port of the other
+    side it leaves out is not connected (the crate's new_input_connection
+    and new_output_connection). Without one, a port reaches every port."""
+    seen = {}
+
+    def build(scope):
+        b = OperatorBuilder("Shape", scope)
+        first = scope.to_stream([1])
+        b.new_output()
+        b.new_output()
+        inputs = [b.new_input(first, Pipeline),                       # both outputs
+                  b.new_input(first, Pipeline, connection={1: [2]})]  # output 1 only, +2
+        b.new_output_connection({0: [0]})                             # from input 0 only
+        b.new_output()                                                # from both
+        seen["summary"] = b.summary
+
+        def constructor(caps, info):
+            caps.clear()
+
+            def logic(frontiers):
+                for inp in inputs:
+                    for _cap, _data in inp:
+                        pass
+
+            return logic
+
+        b.build(constructor)
+        return first.probe()
+
+    timely.example(build)
+    summary = seen["summary"]
+    # Per (input, output) a list of summaries; [] is "not connected".
+    assert [[len(cell) for cell in row] for row in summary] == [[1, 1, 1, 1], [0, 1, 0, 1]]
+    assert summary[1][1] != summary[0][1]                # +2, not the identity

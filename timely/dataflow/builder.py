@@ -178,9 +178,13 @@ class OperatorBuilder:
     """Builds an operator with any number of inputs and outputs.
 
     ``new_input(stream, pact, connection=None)`` and ``new_output(connection=None)``
-    add ports. Each input reaches each output with the identity summary unless
-    a connection says otherwise: ``connection`` maps the other side's port to a
-    list of summaries, an empty list meaning "not connected". ``build(constructor)``
+    add ports. Without a connection, a new port reaches every port of the
+    other side with the identity summary. With one (as the crate's
+    ``new_input_connection``/``new_output_connection``), ``connection`` maps
+    the other side's port to its list of summaries, and every port of the
+    other side it leaves out is not connected (an empty list says the same
+    explicitly). An input's connection may also name outputs made later:
+    what it says of them stands. ``build(constructor)``
     calls ``constructor(capabilities, info)`` with one capability per output
     (at the minimum time) and installs the returned ``logic(frontiers)``.
     """
@@ -216,9 +220,10 @@ class OperatorBuilder:
 
     def new_input(self, stream, pact, connection=None, notify: bool = True) -> InputHandleCore:
         """Adds an input reading ``stream`` through ``pact``; returns its handle.
-        ``connection`` lists a path summary per output (default: the identity to every
-        output); with ``notify`` false the operator is not scheduled on frontier changes of
-        this input.
+        ``connection`` maps an output port to its list of path summaries (default: the
+        identity to every output); an output it leaves out is not connected, as in the
+        crate's ``new_input_connection``. With ``notify`` false the operator is not
+        scheduled on frontier changes of this input.
 
         Raises :class:`timely.DataflowError` if the operator is already built or ``stream``
         belongs to another scope.
@@ -234,6 +239,8 @@ class OperatorBuilder:
             items = connection.items() if isinstance(connection, dict) else enumerate(connection)
             for output, summaries in items:
                 self._connection[(port, output)] = self._summaries(summaries)
+            for output in range(len(self._outputs)):
+                self._connection.setdefault((port, output), [])     # left out: not connected
         if isinstance(pact, type):
             pact = pact()      # `timely.Pipeline` may be passed without parentheses
         identifier = self.worker.next_channel_id()
@@ -262,7 +269,9 @@ class OperatorBuilder:
         return handle
 
     def new_output(self, connection=None):
-        """Adds an output; returns ``(OutputHandle, Stream)``."""
+        """Adds an output; returns ``(OutputHandle, Stream)``. ``connection``
+        as in :meth:`new_output_connection` (default: the identity from every
+        input)."""
         from timely.dataflow.stream import Stream
 
         if self._built:
@@ -272,6 +281,9 @@ class OperatorBuilder:
             items = connection.items() if isinstance(connection, dict) else enumerate(connection)
             for input_port, summaries in items:
                 self._connection[(input_port, port)] = self._summaries(summaries)
+            for input_port in range(len(self._frontiers)):
+                # Left out: not connected, unless the input said otherwise.
+                self._connection.setdefault((input_port, port), [])
         internal = ChangeBatch(arity=self.arity)
         produced = ChangeBatch(arity=self.arity)
         tee = Tee()
@@ -285,9 +297,10 @@ class OperatorBuilder:
     def new_output_connection(self, connection):
         """Adds an output reached from each input only as ``connection`` says
         (the crate's ``new_output_connection``): ``connection`` maps an input
-        port to its list of path summaries to the new output (an empty list:
-        not connected); inputs it does not name reach it with the identity
-        summary. Returns ``(OutputHandle, Stream)``.
+        port to its list of path summaries to the new output; an input it
+        does not name (or names with an empty list) is not connected, unless
+        that input's own connection named this output. Returns
+        ``(OutputHandle, Stream)``.
 
         >>> import timely
         >>> from timely.dataflow.builder import OperatorBuilder
