@@ -109,6 +109,26 @@ def columnar_wordcount(workers: int, rows: int = WORDS) -> float:
     return max(r[0] for r in results)
 
 
+def keyed_sum():
+    """The logic of a ``unary_notify`` operator that sums ``(key, value)``
+    records per key and time and gives ``(key, total)`` once the time is
+    complete."""
+    pending: dict = {}
+
+    def logic(input, output, notificator):
+        for cap, data in input:
+            sums = pending.get(cap.time)
+            if sums is None:
+                sums = pending[cap.time] = {}
+                notificator.notify_at(cap)
+            for key, value in data:
+                sums[key] = sums.get(key, 0) + value
+        for cap, _ in notificator:
+            output.session(cap).give_iterator(iter(pending.pop(cap.time).items()))
+
+    return logic
+
+
 def _tumbling_data(rows: int = ROWS):
     import numpy as np
 
@@ -220,18 +240,7 @@ def record_tumbling(workers: int) -> float:
     def work(worker):
         share = EPOCH_ROWS // worker.peers
         out = []
-        pending: dict = {}
-
-        def logic(input, output, notificator):
-            for cap, data in input:
-                sums = pending.get(cap.time)
-                if sums is None:
-                    sums = pending[cap.time] = {}
-                    notificator.notify_at(cap)
-                for key, value in data:
-                    sums[key] = sums.get(key, 0) + value
-            for cap, _ in notificator:
-                output.session(cap).give_iterator(iter(pending.pop(cap.time).items()))
+        logic = keyed_sum()
 
         with worker.dataflow() as scope:
             handle, stream = scope.new_input()

@@ -48,7 +48,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ab import started  # noqa: E402
+from ab import keyed_sum, started  # noqa: E402
 
 EPOCHS = 2000
 ROWS = 16  # rows per worker per epoch
@@ -131,18 +131,7 @@ def records_work(epochs: int):
         import timely
 
         out: list = []
-        pending: dict = {}
-
-        def logic(input, output, notificator):
-            for cap, data in input:
-                sums = pending.get(cap.time)
-                if sums is None:
-                    sums = pending[cap.time] = {}
-                    notificator.notify_at(cap)
-                for key, value in data:
-                    sums[key] = sums.get(key, 0) + value
-            for cap, _ in notificator:
-                output.session(cap).give_iterator(iter(pending.pop(cap.time).items()))
+        logic = keyed_sum()
 
         with worker.dataflow() as scope:
             handle, stream = scope.new_input()

@@ -58,15 +58,20 @@ cdef class NotificationQueue:
     def arity(self):
         return self.k if self.k else None
 
-    def notify_at(self, time, long long count=1):
-        """Requests a notification at ``time`` (``count`` requests at once)."""
-        cdef uint64_t row[TLY_MAX_ARITY]
+    cdef int request(self, time, long long count, uint64_t *row) except -1:
+        """Checks a request and writes its time's row (fixing the arity)."""
         if count <= 0:
             raise ValueError(f"notify_at: count {count} must be positive")
         self.k = settle_arity(self.k, time)
         fill_row(time, self.k, row)
         if self.pending_.k == 0:
             self.pending_.set_arity(self.k)
+        return 0
+
+    def notify_at(self, time, long long count=1):
+        """Requests a notification at ``time`` (``count`` requests at once)."""
+        cdef uint64_t row[TLY_MAX_ARITY]
+        self.request(time, count, row)
         self.pending_.push_row(row, count)
 
     def notify_at_frontiered(self, time, frontiers, long long count=1):
@@ -77,12 +82,7 @@ cdef class NotificationQueue:
         in the pending ones, which :meth:`next` makes available in order.
         Costs a look at each frontier, not at the pending times."""
         cdef uint64_t row[TLY_MAX_ARITY]
-        if count <= 0:
-            raise ValueError(f"notify_at: count {count} must be positive")
-        self.k = settle_arity(self.k, time)
-        fill_row(time, self.k, row)
-        if self.pending_.k == 0:
-            self.pending_.set_arity(self.k)
+        self.request(time, count, row)
         if self.hlen and not self.blocked(row, frontiers):
             self.heap_reserve(1)
             self.heap_push(row, count)

@@ -993,38 +993,13 @@ cdef class Tracker:
 
         Returns ``(targets, quiet)``: ``targets`` lists ``(node, port, [(time, diff),
         ...])`` per input port of a node other than 0 whose frontier changed
-        (with ``interesting_only``, only those :meth:`set_interest` left in);
-        ``quiet`` lists, in order, the nodes touched by any change that now have
-        empty input frontiers and no positive count at their outputs.
+        (with ``interesting_only``, only those :meth:`set_interest` left in and
+        that have no sink, see :meth:`drain_frontiers`); ``quiet`` lists, in
+        order, the nodes touched by any change that now have empty input
+        frontiers and no positive count at their outputs.
         """
-        cdef size_t i, loc, w = self.k + 1, last = <size_t>-1
-        cdef list targets = []
-        cdef list current = None
-        cdef list quiet = []
-        cdef Py_ssize_t node, lowest = self.nnodes, highest = -1
-        self.pushed.compact_now()
-        for i in range(self.pushed.len):
-            loc = self.pushed.rows[i * w]
-            node = self.loc_node[loc]
-            self.touched[node] = 1
-            if node < lowest:
-                lowest = node
-            if node > highest:
-                highest = node
-            if loc < self.T and node != 0 and (self.interest[loc] or not interesting_only):
-                if loc != last:
-                    current = []
-                    targets.append((node, self.loc_port[loc], current))
-                    last = loc
-                current.append((make_time(&self.pushed.rows[i * w + 1], self.k), self.pushed.diffs[i]))
-        self.pushed.len = 0
-        self.pushed.clean = 0
-        for node in range(lowest, highest + 1):
-            if self.touched[node]:
-                self.touched[node] = 0
-                if node != 0 and self.quiet(node):
-                    quiet.append(node)
-        return targets, quiet
+        _activate, pushed, logged, quiet = self.drain_frontiers(not interesting_only)
+        return (pushed if interesting_only else logged), quiet
 
     def pushed_changes(self):
         """Drains the changes to each location's frontier since the last call.
