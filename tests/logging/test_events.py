@@ -44,6 +44,8 @@ def test_operators_and_channels_are_the_same_on_every_worker(workers):
         pacts = sorted(c.pact for c in chans)
         assert len(chans) == 3 and pacts[0].startswith("Exchange(") and pacts[1:] == [
             "Pipeline", "Pipeline"]
+        # The kind comes from the pact itself, not from its description.
+        assert sorted(c.kind for c in chans) == ["exchange", "pipeline", "pipeline"]
         for c in chans:
             assert c.scope_addr == (0,)
             assert (0, c.source[0]) in by_addr and (0, c.target[0]) in by_addr
@@ -263,3 +265,30 @@ def test_broadcast_and_columnar_channels_are_counted(workers):
         per_pact[pacts[channel]] += n
     assert per_pact["Broadcast"] == 7 * workers          # a copy for every worker
     assert per_pact["Exchange('k')"] == 11               # columnar rows, routed by column
+
+
+def test_a_channel_kind_is_the_pacts_own_word():
+    """Broadcast, scope boundaries and a pact of one's own are logged with
+    the kind they say they are (a pact that says nothing: ``custom``)."""
+
+    class Mine(timely.Pipeline):
+        def __repr__(self):
+            return "Exchange(looks like one)"
+
+    def work(worker):
+        events = []
+        worker.logging.register(lambda time, batch: events.extend(batch), ["ChannelsEvent"])
+        with worker.dataflow() as scope:
+            stream = scope.to_stream(range(3))
+            stream.broadcast().probe()
+            stream.unary(Mine(), "Mine", lambda cap, info: lambda i, o: list(i)).probe()
+            with scope.iterative() as inner:
+                stream.enter(inner).leave().probe()
+        worker.drain()
+        worker.logging.flush()
+        return sorted({(e.pact, e.kind) for _, _, e in events if type(e) is ChannelsEvent})
+
+    (got,) = timely.execute(work, workers=1)
+    kinds = {kind for _, kind in got}
+    assert {"broadcast", "enter", "leave", "pipeline"} <= kinds
+    assert ("Exchange(looks like one)", "pipeline") in got

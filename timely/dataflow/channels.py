@@ -32,7 +32,9 @@ __all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pact", "Pipeline",
 class Pact(Protocol):
     """What an operator input reads through (a parallelization contract):
     :class:`Pipeline`, :class:`Exchange`, :class:`Broadcast`, or any object
-    whose ``connect`` makes a channel's pusher and puller."""
+    whose ``connect`` makes a channel's pusher and puller. A pact's ``kind``
+    (``"pipeline"``, ``"exchange"``, ``"broadcast"``) is what logs and
+    pictures call it; one without a ``kind`` is logged as ``"custom"``."""
 
     def connect(self, worker: Any, identifier: int,
                 on_data: Callable[[], object]) -> tuple[Any, Any]:
@@ -304,6 +306,8 @@ class BroadcastPusher:
 class Pipeline:
     """Keeps records on the worker that produced them."""
 
+    kind = "pipeline"           # what logs and pictures call it
+
     def connect(self, worker, identifier: int, on_data):
         """Allocates channel ``identifier`` on ``worker``: a pusher that keeps every batch on
         this worker, and its puller. Called by the operator builder.
@@ -341,6 +345,8 @@ class Exchange:
     that a route that cannot work fails at one worker as at several.
     """
 
+    kind = "exchange"           # what logs and pictures call it
+
     def __init__(self, route=None, *, key=None, batch=None):
         if route is not None and not callable(route) and type(route) is not str:
             raise RouteError(f"Exchange route {route!r} is neither callable nor a column name")
@@ -373,6 +379,8 @@ class Exchange:
 class Broadcast:
     """Delivers addressed copies, one per worker (see ``stream.broadcast()``,
     which makes them: a copy counted once for every worker that consumes it)."""
+
+    kind = "broadcast"          # what logs and pictures call it
 
     def connect(self, worker, identifier: int, on_data):
         """Allocates channel ``identifier`` on ``worker``: a pusher that sends one copy of each

@@ -48,14 +48,18 @@ class OperatesEvent(NamedTuple):
 class ChannelsEvent(NamedTuple):
     """A channel within the scope at ``scope_addr`` from ``source`` (operator
     index, output port) to ``target`` (operator index, input port); ``pact``
-    names how it moves data (``Pipeline``, ``Exchange('key')``, ``Broadcast``,
-    ``Enter``, ``Leave``)."""
+    describes how it moves data (``Pipeline``, ``Exchange('key')``,
+    ``Broadcast``, ``Enter``, ``Leave``), and ``kind`` says which of them it
+    is, as the pact says of itself (``pipeline``, ``exchange``,
+    ``broadcast``, ``enter``, ``leave``; ``custom`` for a pact that does not
+    say; empty in logs written before kinds were logged)."""
 
     id: int
     scope_addr: tuple
     source: tuple
     target: tuple
     pact: str
+    kind: str = ""
 
 
 class ScheduleEvent(NamedTuple):

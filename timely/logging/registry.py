@@ -347,7 +347,7 @@ class Logger:
             return pusher, puller
         if self.on_channels:
             self.log(ev.ChannelsEvent(identifier, subgraph.path, tuple(source), tuple(target),
-                                      repr(pact)))
+                                      repr(pact), getattr(pact, "kind", "custom")))
         if not self.on_messages:
             return pusher, puller
         me = self.index
@@ -374,7 +374,7 @@ class Logger:
             return pusher
         if self.on_channels:
             self.log(ev.ChannelsEvent(identifier, subgraph.path, tuple(source), tuple(target),
-                                      kind))
+                                      kind, kind.lower()))
         if not self.on_messages:
             return pusher
         return LogNub(pusher, self, identifier)

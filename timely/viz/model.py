@@ -92,6 +92,7 @@ class Channel:
     source: tuple
     target: tuple
     pact: str
+    kind: str = ""                                     # the pact's own word for it
     sent_messages: int = 0
     sent_records: int = 0
     received_messages: int = 0
@@ -133,7 +134,7 @@ class Model:
     ...     (0, 0, ev.OperatesEvent(0, (0,), "Dataflow", 0, 0, True)),
     ...     (1, 0, ev.OperatesEvent(1, (0, 1), "Input", 0, 1)),
     ...     (2, 0, ev.OperatesEvent(2, (0, 2), "Map", 1, 1)),
-    ...     (3, 0, ev.ChannelsEvent(0, (0,), (1, 0), (2, 0), "Pipeline")),
+    ...     (3, 0, ev.ChannelsEvent(0, (0,), (1, 0), (2, 0), "Pipeline", "pipeline")),
     ...     (4, 0, ev.MessagesEvent(True, 0, 0, 0, 0, 0, 5)),
     ...     (5, 0, ev.ScheduleEvent(2, "stop", 1500))])
     >>> m.channels[0].sent_records, m.operators[(0, 2)].total_ns
@@ -243,7 +244,7 @@ class Model:
             elif kind is ev.ChannelsEvent:
                 if event.id not in self.channels:
                     self.channels[event.id] = Channel(event.id, event.scope_addr, event.source,
-                                                      event.target, event.pact)
+                                                      event.target, event.pact, event.kind)
             elif kind is ev.ShutdownEvent:
                 op = self._op_of(worker, event.id)
                 if op is not None:

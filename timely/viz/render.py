@@ -101,10 +101,11 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _pact_class(pact: str) -> str:
-    if pact.startswith("Exchange") or pact == "Broadcast":
+def _pact_class(kind: str) -> str:
+    """The picture's class of a channel, from its pact's kind."""
+    if kind in ("exchange", "broadcast"):
         return "exchange"
-    if pact in ("Enter", "Leave"):
+    if kind in ("enter", "leave"):
         return "boundary"
     return "pipeline"
 
@@ -248,7 +249,7 @@ def render_svg(view: _View) -> str:
                    f'{_esc(_short(title, int(box.w / 7)))}</text></g>')
     for edge in lay.edges:
         ch = edge.channel
-        cls = "loop" if edge.loop else _pact_class(ch.pact)
+        cls = "loop" if edge.loop else _pact_class(ch.kind)
         label = f"{_pact_short(ch.pact)} · {_count(ch.sent_records)}"
         lx, ly = edge.label
         out.append(f'<g class="ch {cls}" id="ch-{ch.id}" data-channel="{ch.id}" '
@@ -481,7 +482,7 @@ def render_dot(source, *, stuck_after: float = 10.0, now_ns=None) -> str:
         style = ""
         if ch.loop:
             style = ', style=dashed, color="#3f8f3f", constraint=false'
-        elif _pact_class(ch.pact) == "exchange":
+        elif _pact_class(ch.kind) == "exchange":
             style = ', color="#2f6fb0"'
         lines.append(f'  {a} -> {b} [label="{_dot_label(label)}"{style}];')
     lines.append("}")
