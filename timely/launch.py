@@ -9,7 +9,7 @@ runs this host's share of a computation over several hosts. The transport
 where workers run and makes them fail together.
 
 - :func:`execute_threads`: ``workers`` threads of this process on a
-  :class:`~timely.communication.threads.ThreadsAllocator`.
+  :class:`~timely.communication.threads.ThreadGroupAllocator`.
 - :func:`execute_processes`: forked worker processes on one host. The
   launcher owns one shared-memory segment with a ring for every ordered pair
   of its workers (:class:`~timely.communication.shm.Inboxes`) and one
@@ -49,7 +49,7 @@ from timely.communication.doorbell import EventfdDoorbell
 from timely.communication.process import ProcessAllocator
 from timely.communication.shm import Inboxes, Segment, sweep_orphans
 from timely.communication.tcp import Link, connect, read_hostfile, tls_from_env, worker_addresses
-from timely.communication.threads import ThreadsAllocator, ThreadsShared
+from timely.communication.threads import ThreadGroup, ThreadGroupAllocator
 from timely.errors import ConfigurationError, WorkerFailed
 from timely.worker import Worker
 
@@ -73,13 +73,13 @@ def execute_threads(work: Callable[[Worker], R], workers: int, **options: Any) -
     If a worker raises, every other worker stops with :class:`WorkerFailed`
     and this raises the first failure, chained to the worker's exception.
     """
-    shared = ThreadsShared(workers)
+    shared = ThreadGroup(workers)
     results: list[Any] = [None] * workers
     errors: list[BaseException | None] = [None] * workers
 
     def run(index: int) -> None:
         try:
-            worker = Worker(ThreadsAllocator(index, workers, shared), **options)
+            worker = Worker(ThreadGroupAllocator(index, workers, shared), **options)
             results[index] = work(worker)
             worker.drain()
             worker.close()

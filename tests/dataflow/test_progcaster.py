@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.progress.strategies import examples
 from timely.communication import codec
-from timely.communication.threads import ThreadsAllocator, ThreadsShared
+from timely.communication.threads import ThreadGroupAllocator, ThreadGroup
 from timely.dataflow.progcaster import Progcaster
 from timely.errors import DataflowError, FrameError
 from timely.progress import ChangeBatch
@@ -23,8 +23,8 @@ FINGERPRINT = "0123456789abcdef" + "0" * 24
 
 def channels(peers: int, fingerprint: str = FINGERPRINT, arity: int = 1):
     """One progress channel per worker of ``peers``, all in this thread."""
-    shared = ThreadsShared(peers)
-    workers = [Worker(ThreadsAllocator(i, peers, shared), stall_warning=None)
+    shared = ThreadGroup(peers)
+    workers = [Worker(ThreadGroupAllocator(i, peers, shared), stall_warning=None)
                for i in range(peers)]
     return [Progcaster(w, ("progress", 0), lambda: None, fingerprint, "test")
             for w in workers]

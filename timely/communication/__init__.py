@@ -23,7 +23,7 @@ The parts, bottom up, each public and usable alone:
   optional ``TLS``; ``recv_exact``, ``read_hostfile``, ``worker_addresses``).
 - :mod:`~timely.communication.codec`: the frame of messages between workers.
 - allocators: ``Allocator`` (the interface), ``ThreadAllocator`` (one
-  worker), ``ThreadsAllocator`` (worker threads of one process),
+  worker), ``ThreadGroupAllocator`` (worker threads of one process),
   ``BatchingAllocator`` (channel queues and outboxes over any transport),
   ``RingAllocator`` (rings and links), ``ProcessAllocator`` (the rings of
   workers forked by one launcher).
@@ -53,7 +53,7 @@ _LAZY = {
     "Link": "tcp", "Session": "tcp", "TLS": "tcp", "authenticate": "tcp",
     "tls_from_env": "tcp", "connect": "tcp", "connect_with": "tcp", "handshake": "tcp",
     "read_hostfile": "tcp", "recv_exact": "tcp", "worker_addresses": "tcp",
-    "ThreadsAllocator": "threads", "ThreadsShared": "threads",
+    "ThreadGroupAllocator": "threads", "ThreadGroup": "threads",
     "ProcessAllocator": "process", "RingAllocator": "process",
 }
 

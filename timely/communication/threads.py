@@ -11,13 +11,13 @@ parallelism; it runs the same dataflows as any other allocator, which makes
 multi-worker behaviour testable in one process.
 
 Fail-stop: whoever runs a worker reports its failure with
-:meth:`ThreadsShared.fail`, which rings every doorbell; every other worker
+:meth:`ThreadGroup.fail`, which rings every doorbell; every other worker
 then raises :class:`timely.errors.WorkerFailed` from its next ``receive`` or
 ``park``. Starting and joining the threads is the launcher's business
 (:func:`timely.launch.execute_threads`).
 
->>> shared = ThreadsShared(2)
->>> workers = [ThreadsAllocator(i, 2, shared) for i in range(2)]
+>>> shared = ThreadGroup(2)
+>>> workers = [ThreadGroupAllocator(i, 2, shared) for i in range(2)]
 >>> pushers, _ = workers[0].allocate(0, lambda: None)
 >>> _, puller = workers[1].allocate(0, lambda: None)
 >>> pushers[1].push("hello")
@@ -35,7 +35,7 @@ from timely.communication.allocator import Allocator, ChannelId, LocalPusher, Pu
 from timely.errors import WorkerFailed
 
 
-class ThreadsShared:
+class ThreadGroup:
     """What the worker threads of one computation share: a queue per
     channel and receiver, an inbox of channel identifiers and a doorbell
     (a ``threading.Event``) per worker, and the first failure."""
@@ -72,7 +72,7 @@ class _Pusher:
 
     __slots__ = ("queue", "inbox", "bell", "identifier")
 
-    def __init__(self, shared: ThreadsShared, identifier: ChannelId, receiver: int):
+    def __init__(self, shared: ThreadGroup, identifier: ChannelId, receiver: int):
         self.queue = shared.queue(identifier, receiver)
         self.inbox = shared.inbox[receiver]
         self.bell = shared.doorbell[receiver]
@@ -87,10 +87,10 @@ class _Pusher:
         pass
 
 
-class ThreadsAllocator(Allocator):
+class ThreadGroupAllocator(Allocator):
     """Worker ``index`` of ``peers`` threads sharing ``shared``."""
 
-    def __init__(self, index: int, peers: int, shared: ThreadsShared):
+    def __init__(self, index: int, peers: int, shared: ThreadGroup):
         self.index = index
         self.peers = peers
         self.shared = shared
@@ -148,4 +148,4 @@ class ThreadsAllocator(Allocator):
         self.shared.doorbell[self.index].set()
 
 
-__all__ = ["ThreadsAllocator", "ThreadsShared"]
+__all__ = ["ThreadGroupAllocator", "ThreadGroup"]
