@@ -16,4 +16,3 @@ cdef class PerOperatorState:
     cdef public list notify
     cdef public list watches
     cdef public bint incomplete
-    cdef public list targets

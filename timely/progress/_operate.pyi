@@ -28,5 +28,4 @@ class PerOperatorState:
     notify: list[bool]
     watches: list[bool]
     incomplete: bool
-    targets: list[list[tuple[int, int]]]
     def __init__(self, index: int, operator: Any, identifier: int | None = None) -> None: ...

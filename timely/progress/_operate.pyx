@@ -67,7 +67,7 @@ cdef class SharedProgress:
 
 cdef class PerOperatorState:
     """A scope's record of one child: its operator and shared progress, what
-    it asks to be told, whether it is incomplete, where its outputs lead.
+    it asks to be told, whether it is incomplete.
     The scope's round reads it with no attribute lookup by name."""
 
     def __init__(self, Py_ssize_t index, operator, identifier=None):
@@ -85,7 +85,6 @@ cdef class PerOperatorState:
         self.watches = (list(operator.watches) if operator.watches is not None
                         else [True] * operator.inputs)
         self.incomplete = False
-        self.targets = [[] for _ in range(operator.outputs)]   # per output: (node, port)
 
     def __repr__(self):
         return f"PerOperatorState({self.index}, {self.operator!r})"

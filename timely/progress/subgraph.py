@@ -139,12 +139,8 @@ class SubgraphProgress(Operate):
         for child in self.children[1:]:
             op = child.operator
             builder.add_node(child.index, op.inputs, op.outputs, op.summary())
-        reach: dict = {}
         for sn, sp, tn, tp in self.edges:
             builder.add_edge((sn, sp), (tn, tp))
-            reach.setdefault((sn, sp), []).append((tn, tp))
-        for child in self.children[1:]:
-            child.targets = [reach.get((child.index, port), []) for port in range(child.outputs)]
         self.tracker, inner_summary = builder.build()
         for child in self.children[1:]:
             # An input's frontier reaches its operator through the sink the
