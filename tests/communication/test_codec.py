@@ -7,6 +7,7 @@ import math
 import mmap
 import pickle
 import struct
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -166,7 +167,7 @@ def test_a_string_column_travels_as_offsets_and_bytes():
     header = Header(frame)
     assert [kind.spec for kind, _, _ in header.columns] == [b"|string", b"<i8"]
     assert header.sizes[:2] == [5 * 4, sum(len(w.encode()) for w in words)]
-    assert "héllo".encode() not in bytes(header.pickled)
+    assert "héllo".encode() not in bytes(header.envelope)
     got = decode(frame)
     column = got[0][1][1].column("w")
     assert isinstance(column, StringColumn) and not column.decoded
@@ -288,7 +289,7 @@ def test_every_truncation_is_refused(segments):
             decode(frame[:n])
 
 
-FIELDS = ["magic", "version", "reserved", "header", "columns", "buffers", "pickle", "spare"]
+FIELDS = ["magic", "version", "flags", "header", "columns", "buffers", "envelope", "raw"]
 
 
 @pytest.mark.parametrize(
@@ -304,9 +305,11 @@ FIELDS = ["magic", "version", "reserved", "header", "columns", "buffers", "pickl
         ("buffers", 1),
         ("buffers", -1),
         ("buffers", 10**6),
-        ("pickle", 1),
-        ("pickle", -1),
-        ("pickle", 10**6),
+        ("envelope", 1),
+        ("envelope", -1),
+        ("envelope", 10**6),
+        ("raw", 1),
+        ("flags", 2),
     ],
 )
 def test_header_lengths_that_do_not_add_up(field, delta):
@@ -345,7 +348,7 @@ def test_a_column_of_objects_is_refused():
     """Object columns are pickled, never raw: a head saying otherwise is corrupt."""
     head = bytearray(codec.PREFIX_BYTES)
     write_head(OBJECT, 1, [8], head)
-    pickled = pickle.dumps([(0, 0, None, 0)], protocol=5)
+    pickled = pickle.dumps([(3, 0, 0, None, 0)], protocol=5)
     head += pickled
     codec.PREFIX.pack_into(head, 0, codec.MAGIC, codec.VERSION, 0, len(head), 1, 0,
                             len(pickled), 0)
@@ -516,3 +519,42 @@ def test_recv_view_of_an_empty_message():
     assert view is not None and len(view) == 0
     reader.release()
     assert reader.used_bytes() == 0
+
+
+def test_the_envelope_is_tagged_when_everything_in_it_is_of_the_common_shapes():
+    """A progress frame, a columnar frame with int times and a credit need no
+    pickle; a time of another type or an object column makes the envelope
+    pickled, and both come back the same."""
+    progress = bytes(range(48))
+    batch = Batch(k=np.arange(4), v=np.ones(4))
+    common = [(("progress", 0), progress), (3, (7, batch)), (("credit",), 2)]
+    assert Header(joined(encode(common))).tagged
+    got = decode(joined(encode(common)))
+    assert bytes(got[0][1]) == progress and got[2] == (("credit",), 2)
+    assert same(got[1:2], common[1:2])
+    objects = Batch(s=np.array([Fraction(1, 2), None], dtype=object))
+    for odd in ([(3, (Fraction(1, 2), batch))], [(3, (0, objects))], [(3, Fraction(1, 3))]):
+        frame = joined(encode(common + odd))
+        assert not Header(frame).tagged
+        back = decode(frame)
+        assert bytes(back[0][1]) == progress and len(back) == 4
+
+
+def test_a_corrupt_tagged_envelope_is_a_frame_error():
+    """Every flipped byte of the envelope is refused as a FrameError or
+    decodes to messages of the frame's shape: never another exception."""
+    frame = bytearray(joined(encode([(("progress", 0), bytes(16)), (("credit",), 2)])))
+    header = Header(frame)
+    assert header.tagged
+    start = header.length - len(header.envelope)
+    refused = 0
+    for at in range(start, header.length):
+        corrupt = bytearray(frame)
+        corrupt[at] ^= 0xFF
+        try:
+            got = decode(corrupt)
+        except FrameError:
+            refused += 1
+        else:
+            assert all(type(entry) is tuple and len(entry) == 2 for entry in got)
+    assert refused > 0

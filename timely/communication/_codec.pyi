@@ -20,7 +20,9 @@ class Header:
     columns: list[tuple[Any, int, list[int]]]
     buffers: list[int]
     sizes: list[int]
-    pickled: Any
+    raw: int
+    tagged: bool
+    envelope: Any
     length: int
     def __init__(self, header: Any) -> None: ...
     def destinations(self) -> list[Any]: ...
