@@ -457,8 +457,8 @@ class Worker:
         ``time``, ``count`` over every worker, ``local`` of them held here
         and the ``sites`` (``file:line``) that created those), records
         waiting at inputs (``"records"``), and inputs of child scopes
-        (``"scope input"``). A diagnostic: it walks the heap to find this
-        worker's capabilities.
+        (``"scope input"``). This worker's capabilities are read from its
+        operators' output handles, which count them by time and site.
 
         >>> import timely
         >>> def work(worker):

@@ -11,6 +11,7 @@ import pytest
 
 import timely
 from timely import Pipeline
+from timely.synchronization import Barrier
 
 MODES = [(1, "processes"), (2, "processes"), (3, "processes"), (2, "threads")]
 
@@ -96,6 +97,8 @@ def test_a_capability_kept_by_a_traceback_is_named_with_its_site(mode):
             held = [(h.kind, h.name, h.time, h.count, h.local, h.sites)
                     for h in worker.holds()]
             stuck = probe.less_than(5)
+            # Every worker has reported before any lets its capability go.
+            Barrier(worker).wait()
         release()               # the exception goes, and the capability with it
         handle.close()
         worker.drain()
@@ -143,6 +146,8 @@ def test_records_nobody_reads_are_named(mode):
             while not collect.messages and time.monotonic() < deadline:
                 worker.step_or_park(0.01)
             held = [(h.kind, h.name, h.time, h.count) for h in worker.holds()]
+            # Every worker has reported before any reads its records.
+            Barrier(worker).wait()
         deaf[0] = False
         activator[0].activate()
         worker.drain()
@@ -231,3 +236,59 @@ def test_a_dataflow_a_peer_has_not_built_is_named(caplog):
         timely.execute(work, workers=2, mode="threads", stall_warning=0.3)
     warnings = [r.getMessage() for r in caplog.records if "made no progress" in r.getMessage()]
     assert any("worker(s) [1] have not built this dataflow (yet)" in w for w in warnings)
+
+
+def test_holds_are_read_from_the_output_handles(monkeypatch):
+    """Each live capability is counted at its time with the line that made
+    it (a downgrade moves it, a drop removes it), without a search of the
+    heap: the report works with the garbage collector's walk refused."""
+    import gc
+
+    from timely.dataflow.stalls import LiveView
+
+    def refused():
+        raise AssertionError("the stall report walked the heap")
+
+    monkeypatch.setattr(gc, "get_objects", refused)
+
+    def work(worker):
+        kept: list = []
+        with worker.dataflow() as scope:
+            handle, stream = scope.new_input()
+
+            def constructor(cap, info):
+                def logic(inp, out):
+                    for c, data in inp:
+                        pass
+                    if cap.valid():
+                        kept.append(cap.delayed(3))          # the first line
+                        kept.append(cap.delayed(3))          # the second line
+                        kept.append(cap.delayed(4))          # the moved one
+                        kept[2].downgrade(6)
+                        cap.drop()
+
+                return logic
+
+            probe = stream.unary(Pipeline, "Keep", constructor).probe()
+        handle.advance_to(10)
+        worker.step_while(lambda: not kept)
+        worker.step_while(lambda: probe.less_than(3))
+        held = [(h.name, h.time, h.local, h.sites) for h in worker.holds()
+                if h.kind == "capability" and h.name.startswith("Keep")]
+        views = []
+        for _ in range(3):
+            views.append({time: sorted(sites) for (_, node, port, time), sites
+                          in LiveView(worker).capabilities.items() if node == 2})
+            if kept:
+                kept.pop(0).drop()
+        handle.close()
+        worker.step_while(lambda: not probe.done())
+        return held, views
+
+    one, two, moved = (site_of("# the first line"), site_of("# the second line"),
+                       site_of("# the moved one"))
+    for workers in (1, 2, 3):
+        for held, views in timely.execute(work, workers=workers):
+            assert held == [("Keep [0, 2]", 3, 2, tuple(sorted((one, two))))]
+            assert views == [{3: sorted((one, two)), 6: [moved]}, {3: [two], 6: [moved]},
+                             {6: [moved]}]

@@ -154,6 +154,12 @@ class OperatorCore(Operate):
         self._frontiers[port].update_iter(changes)
 
     @property
+    def output_handles(self) -> list:
+        """The operator's output handles, which count its live capabilities
+        (what the stall report reads)."""
+        return self._outputs
+
+    @property
     def compiled_logic(self):
         """The logic, when it is a :class:`Schedulable` (a stateless record
         operator's, which takes no input capability and buffers no output):

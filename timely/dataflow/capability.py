@@ -25,7 +25,7 @@ what :meth:`timely.Worker.holds` reports.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Iterator, TypeVar
 
 from timely.errors import CapabilityError
 from timely.progress.timestamp import less_equal
@@ -39,11 +39,14 @@ if TYPE_CHECKING:
 _getframe = sys._getframe
 
 
-def _hold(held: dict[Time, int], time: Time) -> None:
+_K = TypeVar("_K", bound=Hashable)
+
+
+def _hold(held: dict[_K, int], time: _K) -> None:
     held[time] = held.get(time, 0) + 1
 
 
-def _release(held: dict[Time, int], time: Time) -> None:
+def _release(held: dict[_K, int], time: _K) -> None:
     n = held[time] - 1
     if n:
         held[time] = n
@@ -79,6 +82,8 @@ class Capability:
         internal.update(time, 1)
         held = out._held
         held[time] = held.get(time, 0) + 1
+        if site is not None:
+            _hold(out._sites, (time, site))
 
     @property
     def time(self) -> Time:
@@ -158,6 +163,11 @@ class Capability:
         held = out._held
         _hold(held, time)
         _release(held, old)
+        site = self._site
+        if site is not None:
+            sites = out._sites
+            _hold(sites, (time, site))
+            _release(sites, (old, site))
         self._time = time
 
     def drop(self) -> None:
@@ -176,6 +186,8 @@ class Capability:
             held[time] = n
         else:
             del held[time]
+        if self._site is not None:
+            _release(out._sites, (time, self._site))
 
     def retain(self) -> Capability:
         """A clone (an extra count at the same time)."""
@@ -193,6 +205,8 @@ class Capability:
                     out.flush()
                 self._internal.update(self._time, -1)
                 _release(out._held, self._time)
+                if self._site is not None:
+                    _release(out._sites, (self._time, self._site))
             except Exception:  # interpreter shutdown: nothing is tracked any more
                 pass
 

@@ -202,8 +202,8 @@ class OutputHandle(Generic[T]):
     """Sends data on one operator output, at times its capabilities allow
     (``OutputHandle[T]`` makes a ``Stream[T]``)."""
 
-    __slots__ = ("_port", "_internal", "_counter", "_buffer", "_time", "_held", "_inputs",
-                 "_origin")
+    __slots__ = ("_port", "_internal", "_counter", "_buffer", "_time", "_held", "_sites",
+                 "_inputs", "_origin")
 
     def __init__(self, port: int, internal: Any, counter: Any,
                  inputs: list[InputHandleCore[Any]] | tuple[()] = (),
@@ -214,6 +214,9 @@ class OutputHandle(Generic[T]):
         self._buffer: list[T] = []
         self._time: Time | None = None   # the time of the records in _buffer
         self._held: dict[Time, int] = {}  # time -> how many live Capabilities of this output are at it
+        # (time, (code, line)) -> how many of them were made by that line (a
+        # user's delayed/retain); the rest were made by the operator itself
+        self._sites: dict[tuple[Time, tuple[Any, int]], int] = {}
         self._inputs = inputs            # the operator's InputHandles (their current messages)
         self._origin = origin            # (operator name, address, "file:line" it was built at)
 

@@ -7,47 +7,47 @@ every operator input of a dataflow whose frontier is not empty, what holds
 that frontier, and adds to each capability the ones this worker holds and
 the lines that created them.
 
-This worker's capabilities are found by walking the objects the garbage
-collector tracks (no registry is kept while the dataflow runs, so holding a
-capability costs nothing extra); that walk is linear in the size of the
-heap, and happens only when a report is asked for.
+This worker's capabilities are read from its operators' output handles,
+which count their live capabilities by time and, for those a user's code
+made (``delayed``, ``retain``), by the line that made them: no registry of
+capability objects is kept and none is searched for.
 """
 
 from __future__ import annotations
 
-import gc
-
 from timely.dataflow.builder import OperatorCore, is_internal
-from timely.dataflow.capability import Capability
 from timely.progress.holds import GraphView, Holder, holders, time_key
 
 __all__ = ["LiveView", "dataflow_holds", "local_capabilities"]
 
 
 def local_capabilities(scopes) -> dict:
-    """``{(scope, node, port, time): [site, ...]}`` of every live
+    """``{(scope, node, port, time): [site, ...]}``: one site per live
     :class:`~timely.dataflow.capability.Capability` of the operators of
-    ``scopes`` (a worker's; other workers may share the process)."""
-    ports: dict = {}
+    ``scopes`` (a worker's; other workers may share the process), read from
+    their output handles. A capability made inside timely on the operator's
+    behalf (an initial capability, a notification's) names where the
+    operator was built."""
+    found: dict = {}
     for path, sub in scopes.items():
         for node in range(1, len(sub.children)):
             child = sub.children[node]
-            if child is not None and isinstance(child.operator, OperatorCore):
-                for port, internal in enumerate(child.shared.internals):
-                    ports[id(internal)] = (path, node, port)
-    found: dict = {}
-    for obj in gc.get_objects():
-        if type(obj) is Capability and obj._live:
-            where = ports.get(id(obj._internal))
-            if where is None:
+            operator = child.operator if child is not None else None
+            if not isinstance(operator, OperatorCore):
                 continue
-            site = obj.site
-            if site is None or is_internal(site):
-                # Made inside timely on the operator's behalf (an initial
-                # capability, a notification): name where the operator was built.
-                origin = obj._out._origin[2]
-                site = f"{origin} (built there)" if origin else "(inside timely)"
-            found.setdefault((*where, obj._time), []).append(site)
+            for out in operator.output_handles:
+                origin = out._origin[2]
+                built = f"{origin} (built there)" if origin else "(inside timely)"
+                by_time: dict = {}
+                for (time, (code, line)), n in out._sites.items():
+                    site = f"{code.co_filename}:{line}"
+                    if is_internal(site):
+                        site = built
+                    by_time.setdefault(time, []).extend([site] * n)
+                for time, n in out._held.items():
+                    sites = by_time.get(time, [])
+                    sites.extend([built] * (n - len(sites)))
+                    found[(path, node, out._port, time)] = sites
     return found
 
 
