@@ -10,158 +10,45 @@ from __future__ import annotations
 
 import importlib as _importlib
 import logging as _logging
-from typing import TYPE_CHECKING, Any
+import os as _os
+from typing import Any
 
 # The engine reports start-up, connections and failures on the "timely"
 # logger; silent unless the program configures logging.
 _logging.getLogger("timely").addHandler(_logging.NullHandler())
 
-from timely.errors import (
-    AggregateError,
-    AuthenticationError,
-    BarrierError,
-    BatchError,
-    CapabilityError,
-    CaptureFormatError,
-    CaptureTypeError,
-    ColumnarError,
-    CycleError,
-    ConfigurationError,
-    DataflowError,
-    FrameError,
-    GraphError,
-    ProgressError,
-    RendezvousError,
-    RingError,
-    RouteError,
-    SequencerError,
-    SparkConfigError,
-    SparkSchemaError,
-    SparkTaskError,
-    SummaryError,
-    TimelyError,
-    TimestampError,
-    TimestampTypeError,
-    WorkerFailed,
-)
-
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:
-    # What the lazy names below are, for type checkers (which do not run
-    # ``__getattr__``); at run time each loads on first use.
-    from timely.container import Batch, StringColumn
-    from timely.dataflow import (
-        Broadcast,
-        Capability,
-        CapabilitySet,
-        Err,
-        Exchange,
-        FrontierNotificator,
-        InputCapability,
-        InputHandle,
-        Ok,
-        OperatorBuilder,
-        Pipeline,
-        ProbeHandle,
-        Scope,
-        Stream,
-        Vertex,
-    )
-    from timely.launch import example, execute, execute_directly, execute_from_args
-    from timely.worker import Worker, WorkerConfig
+# The public names and their modules, each listed once, in this package's
+# stub (``__init__.pyi``), which type checkers read too: read on first use.
+_PUBLIC: dict[str, str] = {}
 
-# Public names defined above the errors: the module each comes from, imported
-# the first time the name is used.
-_LAZY = {
-    "Batch": "timely.dataflow",
-    "Broadcast": "timely.dataflow",
-    "Capability": "timely.dataflow",
-    "CapabilitySet": "timely.dataflow",
-    "Err": "timely.dataflow",
-    "Exchange": "timely.dataflow",
-    "InputCapability": "timely.dataflow",
-    "InputHandle": "timely.dataflow",
-    "Ok": "timely.dataflow",
-    "OperatorBuilder": "timely.dataflow",
-    "Pipeline": "timely.dataflow",
-    "ProbeHandle": "timely.dataflow",
-    "Scope": "timely.dataflow",
-    "Stream": "timely.dataflow",
-    "Vertex": "timely.dataflow",
-    "FrontierNotificator": "timely.dataflow",
-    "StringColumn": "timely.container",
-    "Worker": "timely.worker",
-    "WorkerConfig": "timely.worker",
-    "example": "timely.launch",
-    "execute": "timely.launch",
-    "execute_directly": "timely.launch",
-    "execute_from_args": "timely.launch",
-}
+
+def _public() -> dict[str, str]:
+    """``{name: module}`` of the public names, from the stub's lines
+    ``from <module> import <name> as <name>``."""
+    if not _PUBLIC:
+        stub = _os.path.join(_os.path.dirname(__file__), "__init__.pyi")
+        with open(stub, encoding="utf-8") as f:
+            for line in f:
+                words = line.split()
+                if len(words) == 6 and words[0] == "from" and words[2] == "import" \
+                        and words[4] == "as" and words[3] == words[5]:
+                    _PUBLIC[words[3]] = words[1]
+    return _PUBLIC
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'timely' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
+    if name == "__all__":
+        value: Any = sorted(_public()) + ["__version__"]
+    else:
+        module = _public().get(name)
+        if module is None:
+            raise AttributeError(f"module 'timely' has no attribute {name!r}")
+        value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
-
-__all__ = [
-    "AggregateError",
-    "AuthenticationError",
-    "BarrierError",
-    "Batch",
-    "BatchError",
-    "Broadcast",
-    "Capability",
-    "CapabilityError",
-    "CapabilitySet",
-    "CaptureFormatError",
-    "CaptureTypeError",
-    "ColumnarError",
-    "CycleError",
-    "DataflowError",
-    "Err",
-    "Exchange",
-    "ConfigurationError",
-    "FrameError",
-    "FrontierNotificator",
-    "GraphError",
-    "InputCapability",
-    "InputHandle",
-    "Ok",
-    "OperatorBuilder",
-    "Pipeline",
-    "ProbeHandle",
-    "ProgressError",
-    "RendezvousError",
-    "RingError",
-    "RouteError",
-    "Scope",
-    "SequencerError",
-    "SparkConfigError",
-    "SparkSchemaError",
-    "SparkTaskError",
-    "Stream",
-    "StringColumn",
-    "SummaryError",
-    "TimelyError",
-    "TimestampError",
-    "TimestampTypeError",
-    "Vertex",
-    "Worker",
-    "WorkerConfig",
-    "WorkerFailed",
-    "__version__",
-    "example",
-    "execute",
-    "execute_directly",
-    "execute_from_args",
-]
+    return sorted(set(globals()) | set(_public()))
