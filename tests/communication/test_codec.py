@@ -439,6 +439,23 @@ def test_a_frame_many_times_larger_than_the_ring_arrives_incrementally():
         assert not np.shares_memory(column, np.frombuffer(memory, np.uint8))
 
 
+def test_a_frame_in_one_record_is_copied_out_whole():
+    """A small frame (one ring record) is copied once into a buffer of its
+    own: its columns and raw messages are writable, aligned views of it,
+    not of the ring."""
+    memory, writer, reader = new_ring(65536)
+    batch = Batch(k=np.arange(5, dtype=np.int64), f=np.ones(5, dtype="f4"))
+    messages = [(("progress", 0), bytes(range(40))), (3, (7, batch))]
+    writer.send_parts(encode(messages))
+    (got,), empty = pump(writer, reader, 1)
+    assert empty == 0
+    assert bytes(got[0][1]) == bytes(range(40)) and not memoryview(got[0][1]).readonly
+    assert same(got[1:], messages[1:])
+    for column in got[1][1][1].columns.values():
+        assert column.flags.writeable and column.flags.aligned
+        assert not np.shares_memory(column, np.frombuffer(memory, np.uint8))
+
+
 def test_many_frames_in_a_row():
     _, writer, reader = new_ring(65536)
     frames = [

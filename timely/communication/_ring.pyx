@@ -9,7 +9,8 @@ Frames (:mod:`timely.communication.codec`) go through the same records:
 ``send_parts`` writes a frame's buffers back to back as one message without
 joining them, and ``recv_frame`` copies each record's bytes straight into the
 frame's final arrays, allocated from its header, so a column crosses with one
-copy into the ring and one copy out of it.
+copy into the ring and one copy out of it. A frame that fits one record (a
+small one) is copied out whole into one buffer that its columns view.
 
 Ownership: both ends keep a reference to the buffer they were given; the
 memory (an mmap or shared-memory segment) must outlive them, and its owner
@@ -21,7 +22,10 @@ from collections import deque
 from libc.stdint cimport uint32_t, uint64_t
 from libc.string cimport memcpy
 
+from cpython.bytearray cimport PyByteArray_FromStringAndSize
+
 from timely.communication._codec cimport Header, frame_length
+from timely.communication._codec import decode
 from timely.communication._mailbox cimport Mailbox
 
 DEF PREFIX_BYTES = 32            # a frame's fixed prefix (timely.communication.codec)
@@ -237,6 +241,13 @@ cdef class RingReader:
                 return None
             p = <const unsigned char *>payload
             n = length
+            if self._header is None and not self._head and not (flags & TLY_RING_MORE):
+                # A whole frame in one record (a small one): one copy into
+                # one writable buffer, which its columns and raw messages view.
+                frame = PyByteArray_FromStringAndSize(<const char *>p, n)
+                tly_ring_pop(self._mem)
+                self.last_frame_bytes = n
+                return decode(frame)
             self._frame_bytes += n
             while n:
                 used = self._take(p, n)
