@@ -4,7 +4,7 @@ from collections.abc import Callable
 from typing_extensions import disjoint_base
 
 from timely.dataflow._activate import Schedulable
-from timely.progress import ChangeBatch
+from timely.progress import ChangeBatch, MutableAntichain
 
 KINDS: dict[str, int]
 
@@ -26,6 +26,15 @@ class Counter:
     produced: ChangeBatch
     def __init__(self, tee: object, produced: ChangeBatch) -> None: ...
     def push(self, time: object, data: object) -> None: ...
+
+@disjoint_base
+class ProbeLogic(Schedulable):
+    """The compiled logic of a probe whose input reads a plain local queue."""
+
+    def __init__(self, queue: deque[tuple[object, object]], consumed: ChangeBatch,
+                 counter: Counter | None, frontier: MutableAntichain,
+                 shared: MutableAntichain, low: object) -> None: ...
+    def __call__(self, frontiers: object) -> None: ...
 
 @disjoint_base
 class RecordLogic(Schedulable):

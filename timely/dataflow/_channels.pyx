@@ -1,12 +1,17 @@
 """Compiled part of :mod:`timely.dataflow.channels`: the pipeline channel's
 pusher, the counting pusher of every operator output (the Rust crate's
-``pushers::Counter``), and the run loop of timely's own stateless record
-operators. A message pushed through a :class:`Counter` into a
+``pushers::Counter``), and the run loops of timely's own stateless record
+operators and of the probe. A message pushed through a :class:`Counter` into a
 :class:`PipelinePusher` is counted, queued and its consumer activated
 without a Python frame.
 """
 
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcmp, memcpy
+
 from timely.dataflow._activate cimport ChildActivator, Schedulable
+from timely.progress.frontier cimport MutableAntichain
 
 from timely.progress import ChangeBatch
 
@@ -147,4 +152,81 @@ cdef class RecordLogic(Schedulable):
                     (<Counter>self.counters[1]).push(time, data)
                 else:
                     out.push(time, data)
+        return 0
+
+
+cdef class ProbeLogic(Schedulable):
+    """The logic of a probe whose input reads a plain local queue: takes
+    every waiting message (counted as consumed; passed on through
+    ``counter`` unless it is None), then, when the input's frontier (kept
+    up to date by the scope) differs from the one last seen, moves the
+    probe handle's counts from the old frontier to the new one, so the
+    handle answers with this input's frontier. Initially ``low`` is seen
+    (the minimum time, which the handle counts until the probe first runs).
+
+    Its Python twin, for an input that checks every message against its
+    frontier, is ``probe_with``'s loop."""
+
+    def __init__(self, queue, consumed, counter, MutableAntichain frontier,
+                 MutableAntichain shared, low):
+        cdef MutableAntichain initial = MutableAntichain.from_elem(low)
+        if not isinstance(consumed, ChangeBatch):
+            raise TypeError("consumed is a ChangeBatch")
+        if counter is not None and not isinstance(counter, Counter):
+            raise TypeError("counter is a Counter or None")
+        if frontier.k == 0 or frontier.k != shared.k or initial.k != frontier.k:
+            raise ValueError("the input's frontier, the probe's and low have one arity")
+        self.queue = queue
+        self.consumed = consumed
+        self.counter = counter
+        self.frontier = frontier
+        self.shared = shared
+        self.cap = 1
+        self.seen = <uint64_t *>realloc(NULL, frontier.k * sizeof(uint64_t))
+        if self.seen == NULL:
+            raise MemoryError()
+        memcpy(self.seen, initial.m.front, frontier.k * sizeof(uint64_t))
+        self.nseen = 1
+
+    def __dealloc__(self):
+        free(self.seen)
+
+    def __call__(self, frontiers):
+        self.run()
+
+    cdef int run(self) except -1:
+        cdef size_t i, k = <size_t>self.frontier.k, n = self.frontier.m.flen
+        cdef const uint64_t *front = self.frontier.m.front
+        cdef uint64_t *grown
+        cdef tuple message
+        cdef list taken
+        queue = self.queue
+        if queue:
+            consumed = self.consumed
+            counter = self.counter
+            taken = []
+            while queue:
+                message = <tuple>queue.popleft()
+                consumed.update(message[0], len(message[1]))
+                taken.append(message)
+            if counter is not None:
+                for item in taken:
+                    message = <tuple>item
+                    (<Counter>counter).push(message[0], message[1])
+        if n == self.nseen and (n == 0 or memcmp(front, self.seen, n * k * sizeof(uint64_t)) == 0):
+            return 0
+        for i in range(n):
+            self.shared.update_row(&front[i * k], 1)
+        for i in range(self.nseen):
+            self.shared.update_row(&self.seen[i * k], -1)
+        self.shared.m.clen = 0          # the handle reads counts, not changes
+        if n > self.cap:
+            grown = <uint64_t *>realloc(self.seen, n * k * sizeof(uint64_t))
+            if grown == NULL:
+                raise MemoryError()
+            self.seen = grown
+            self.cap = n
+        if n:
+            memcpy(self.seen, front, n * k * sizeof(uint64_t))
+        self.nseen = n
         return 0

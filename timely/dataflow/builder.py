@@ -224,6 +224,13 @@ class OperatorBuilder:
     def _summaries(self, items):
         return [summary_for(s, self.arity) for s in items]
 
+    def input_frontier(self, port: int):
+        """The frontier of input ``port`` that the scope keeps up to date (a
+        :class:`~timely.progress.MutableAntichain`; None for an input built
+        with ``notify=False``): what compiled logic reads in place of the
+        ``frontiers`` argument."""
+        return self._frontiers[port]
+
     def new_input(self, stream, pact, connection=None, notify: bool = True) -> InputHandleCore:
         """Adds an input reading ``stream`` through ``pact``; returns its handle.
         ``connection`` maps an output port to its list of path summaries (default: the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+from timely.dataflow._channels import ProbeLogic
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
 from timely.dataflow.time import minimum
@@ -76,6 +77,12 @@ def probe_with(stream: Stream[Any], handle: ProbeHandle, passthrough: bool) -> A
 
     def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], object]:
         caps.clear()
+        if inp._queue is not None and not inp._check:
+            # A plain local queue: the compiled loop takes the messages and
+            # copies the frontier into the handle.
+            return ProbeLogic(inp._queue, inp._consumed,
+                              out._counter if out is not None else None,
+                              b.input_frontier(0), shared, low)
         seen = [low]
 
         def run(frontiers: Frontiers) -> None:
