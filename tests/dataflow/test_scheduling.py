@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.reference import scheduling as ref
+from timely.communication.allocator import Puller
 from timely.dataflow._activate import Activations, ChildActivator
 from timely.dataflow._channels import Counter, PipelinePusher, RecordLogic
 from timely.dataflow.channels import Tee
@@ -93,7 +94,7 @@ def test_record_logic_matches_the_oracle(kind, inputs, limit):
         tee = Tee()
         tee.pushers.append(PipelinePusher(out_queues[o], ChildActivator(acts, o + 1)))
         counters.append(Counter(tee, produceds[o]))
-    RecordLogic(kind, queues, consumeds, fn, counters)(None)
+    RecordLogic(kind, [Puller(q) for q in queues], consumeds, fn, counters)(None)
     activated[0] = sorted(acts.deferred)
 
     ref_queues = [deque(m) for m in inputs]
@@ -152,9 +153,11 @@ def test_record_logic_refuses_what_it_cannot_run():
     with pytest.raises(ValueError):
         RecordLogic("reduce", [], [], None, [])
     with pytest.raises(ValueError):
-        RecordLogic("branch_when", [deque()], [ChangeBatch()], bool, [])
+        RecordLogic("branch_when", [Puller(deque())], [ChangeBatch()], bool, [])
     with pytest.raises(TypeError):
-        RecordLogic("pass", [deque()], [{}], None, [Counter(Tee(), ChangeBatch())])
+        RecordLogic("pass", [Puller(deque())], [{}], None, [Counter(Tee(), ChangeBatch())])
+    with pytest.raises(TypeError, match="Pullers"):
+        RecordLogic("pass", [deque()], [ChangeBatch()], None, [Counter(Tee(), ChangeBatch())])
 
 
 def test_completed_record_operators_release_their_functions():

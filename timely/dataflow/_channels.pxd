@@ -1,5 +1,6 @@
 from libc.stdint cimport uint64_t
 
+from timely.communication.allocator cimport Puller
 from timely.dataflow._activate cimport Schedulable
 from timely.progress.frontier cimport MutableAntichain
 
@@ -22,7 +23,7 @@ cdef class Counter:
 
 cdef class RecordLogic(Schedulable):
     cdef int kind
-    cdef list queues               # per input: its channel's deque
+    cdef list pullers              # per input: its channel's Puller
     cdef list consumeds            # per input: its ChangeBatch of records taken
     cdef object fn
     cdef list counters             # per output
@@ -31,7 +32,7 @@ cdef class RecordLogic(Schedulable):
 
 
 cdef class ProbeLogic(Schedulable):
-    cdef object queue              # the input channel's deque
+    cdef Puller puller             # the input channel's
     cdef object consumed           # its ChangeBatch of records taken
     cdef object counter            # the output's Counter, or None
     cdef MutableAntichain frontier # the input's frontier, kept by the scope
@@ -39,5 +40,19 @@ cdef class ProbeLogic(Schedulable):
     cdef uint64_t *seen            # the frontier last copied to shared
     cdef size_t nseen
     cdef size_t cap
+
+    cdef int run(self) except -1
+
+
+cdef class PerTimeLogic(Schedulable):
+    cdef Puller puller             # the input channel's
+    cdef object consumed           # its ChangeBatch of records taken
+    cdef Counter counter           # the output's
+    cdef object internal           # the output's ChangeBatch of capability changes
+    cdef dict held                 # the output handle's live capabilities per time
+    cdef MutableAntichain frontier # the input's frontier, kept by the scope
+    cdef object start, absorb, finish
+    cdef dict states               # time -> state, for the times not yet complete
+    cdef list pending              # those times, in order
 
     cdef int run(self) except -1

@@ -3,6 +3,7 @@ from collections.abc import Callable
 
 from typing_extensions import disjoint_base
 
+from timely.communication.allocator import Puller
 from timely.dataflow._activate import Schedulable
 from timely.progress import ChangeBatch, MutableAntichain
 
@@ -29,18 +30,31 @@ class Counter:
 
 @disjoint_base
 class ProbeLogic(Schedulable):
-    """The compiled logic of a probe whose input reads a plain local queue."""
+    """The compiled logic of a probe whose input reads a compiled puller."""
 
-    def __init__(self, queue: deque[tuple[object, object]], consumed: ChangeBatch,
+    def __init__(self, puller: Puller, consumed: ChangeBatch,
                  counter: Counter | None, frontier: MutableAntichain,
                  shared: MutableAntichain, low: object) -> None: ...
     def __call__(self, frontiers: object) -> None: ...
 
 @disjoint_base
+class PerTimeLogic(Schedulable):
+    """The compiled logic of an operator that keeps a state per time."""
+
+    def __init__(self, puller: Puller, consumed: ChangeBatch,
+                 counter: Counter, internal: ChangeBatch, held: dict[object, int],
+                 frontier: MutableAntichain, start: Callable[[object], object],
+                 absorb: Callable[[object, object], object],
+                 finish: Callable[[object, object], object]) -> None: ...
+    def __call__(self, frontiers: object) -> None: ...
+    @property
+    def times(self) -> list[object]: ...
+
+@disjoint_base
 class RecordLogic(Schedulable):
     """The compiled logic of a stateless record operator."""
 
-    def __init__(self, kind: str, queues: list[deque[tuple[object, object]]],
+    def __init__(self, kind: str, pullers: list[Puller],
                  consumeds: list[ChangeBatch], fn: Callable[..., object] | None,
                  counters: list[Counter]) -> None: ...
     def __call__(self, frontiers: object) -> None: ...

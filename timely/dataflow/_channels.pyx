@@ -1,7 +1,7 @@
 """Compiled part of :mod:`timely.dataflow.channels`: the pipeline channel's
 pusher, the counting pusher of every operator output (the Rust crate's
 ``pushers::Counter``), and the run loops of timely's own stateless record
-operators and of the probe. A message pushed through a :class:`Counter` into a
+operators, of the probe and of operators that keep a state per time. A message pushed through a :class:`Counter` into a
 :class:`PipelinePusher` is counted, queued and its consumer activated
 without a Python frame.
 """
@@ -10,10 +10,15 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcmp, memcpy
 
+from timely.communication.allocator cimport Puller
 from timely.dataflow._activate cimport ChildActivator, Schedulable
 from timely.progress.frontier cimport MutableAntichain
 
+from bisect import insort
+
 from timely.progress import ChangeBatch
+
+cdef object _ABSENT = object()
 
 
 cdef class PipelinePusher:
@@ -79,8 +84,9 @@ KINDS = {"pass": PASS, "map": MAP, "batch": BATCH, "advance": ADVANCE,
 
 cdef class RecordLogic(Schedulable):
     """The logic (``logic(frontiers)``) of a stateless operator whose inputs
-    read plain local queues: every waiting message is taken (counted as
-    consumed at its input), in input order, and what ``kind`` makes of it is
+    read compiled pullers (a local queue, or a channel from other workers,
+    whose pulls credit the senders' windows): every waiting message is
+    taken (counted as consumed at its input), in input order, and what ``kind`` makes of it is
     pushed through the output counters, at a time the message holds (its
     own, or the feedback summary's result), so no capability is made or
     checked. ``kind`` is one of ``"pass"``, ``"map"`` (``fn(record)``),
@@ -89,15 +95,18 @@ cdef class RecordLogic(Schedulable):
     ``"advance"`` (``fn(time)``; ``None`` drops the message) and
     ``"branch_when"`` (``fn(time)`` true: output 1).
 
-    The operator's Python twin, for inputs that are not plain queues or that
-    check every message against their frontier, is the same loop over
-    ``InputHandle._take_all``."""
+    The operator's Python twin, for inputs whose pullers are not compiled
+    (a logged channel's) or that check every message against their
+    frontier, is the same loop over ``InputHandle._take_all``."""
 
-    def __init__(self, str kind, list queues, list consumeds, fn, list counters):
+    def __init__(self, str kind, list pullers, list consumeds, fn, list counters):
         if kind not in KINDS:
             raise ValueError(f"unknown record logic {kind!r}")
-        if len(queues) != len(consumeds):
-            raise ValueError("one consumed ChangeBatch per input queue")
+        if len(pullers) != len(consumeds):
+            raise ValueError("one consumed ChangeBatch per input puller")
+        for puller in pullers:
+            if not isinstance(puller, Puller):
+                raise TypeError(f"inputs are read by Pullers, not {type(puller).__name__}")
         self.kind = KINDS[kind]
         if len(counters) != (2 if self.kind == BRANCH_WHEN else 1):
             raise ValueError(f"{kind!r} logic has {2 if self.kind == BRANCH_WHEN else 1} outputs")
@@ -107,7 +116,7 @@ cdef class RecordLogic(Schedulable):
         for counter in counters:
             if not isinstance(counter, Counter):
                 raise TypeError("counters are Counter s")
-        self.queues = queues
+        self.pullers = pullers
         self.consumeds = consumeds
         self.fn = fn
         self.counters = counters
@@ -120,19 +129,21 @@ cdef class RecordLogic(Schedulable):
         cdef list taken
         cdef Counter out = <Counter>self.counters[0]
         cdef object time, data, fn = self.fn
-        for i in range(len(self.queues)):
-            queue = self.queues[i]
-            if not queue:
+        cdef Puller puller
+        for i in range(len(self.pullers)):
+            puller = <Puller>self.pullers[i]
+            message = puller.pull()
+            if message is None:
                 continue
             consumed = self.consumeds[i]
             # Everything waiting is taken (and counted) before anything is
             # pushed, as InputHandle._take_all does.
             taken = []
-            while queue:
-                message = queue.popleft()
+            while message is not None:
                 time, data = message
                 consumed.update(time, len(data))
                 taken.append(message)
+                message = puller.pull()
             for time, data in taken:
                 if self.kind == PASS:
                     out.push(time, data)
@@ -156,7 +167,7 @@ cdef class RecordLogic(Schedulable):
 
 
 cdef class ProbeLogic(Schedulable):
-    """The logic of a probe whose input reads a plain local queue: takes
+    """The logic of a probe whose input reads a compiled puller: takes
     every waiting message (counted as consumed; passed on through
     ``counter`` unless it is None), then, when the input's frontier (kept
     up to date by the scope) differs from the one last seen, moves the
@@ -167,7 +178,7 @@ cdef class ProbeLogic(Schedulable):
     Its Python twin, for an input that checks every message against its
     frontier, is ``probe_with``'s loop."""
 
-    def __init__(self, queue, consumed, counter, MutableAntichain frontier,
+    def __init__(self, Puller puller, consumed, counter, MutableAntichain frontier,
                  MutableAntichain shared, low):
         cdef MutableAntichain initial = MutableAntichain.from_elem(low)
         if not isinstance(consumed, ChangeBatch):
@@ -176,7 +187,7 @@ cdef class ProbeLogic(Schedulable):
             raise TypeError("counter is a Counter or None")
         if frontier.k == 0 or frontier.k != shared.k or initial.k != frontier.k:
             raise ValueError("the input's frontier, the probe's and low have one arity")
-        self.queue = queue
+        self.puller = puller
         self.consumed = consumed
         self.counter = counter
         self.frontier = frontier
@@ -200,15 +211,16 @@ cdef class ProbeLogic(Schedulable):
         cdef uint64_t *grown
         cdef tuple message
         cdef list taken
-        queue = self.queue
-        if queue:
+        item = self.puller.pull()
+        if item is not None:
             consumed = self.consumed
             counter = self.counter
             taken = []
-            while queue:
-                message = <tuple>queue.popleft()
+            while item is not None:
+                message = <tuple>item
                 consumed.update(message[0], len(message[1]))
                 taken.append(message)
+                item = self.puller.pull()
             if counter is not None:
                 for item in taken:
                     message = <tuple>item
@@ -229,4 +241,86 @@ cdef class ProbeLogic(Schedulable):
         if n:
             memcpy(self.seen, front, n * k * sizeof(uint64_t))
         self.nseen = n
+        return 0
+
+
+cdef class PerTimeLogic(Schedulable):
+    """The logic of an operator that keeps a state per time and sends what
+    it makes of it once the time is complete (no input can still bring
+    data at it): per-time aggregations, accumulations and folds, whose
+    input reads a compiled puller.
+
+    Each waiting message is taken (counted as consumed); the first at a
+    time holds a capability for it on the output (counted in the output's
+    ``internal`` changes and ``held``, where the stall report finds it) and
+    makes its state, ``start(time)``; every message then folds in,
+    ``state = absorb(state, data)``. After the messages, every held time
+    that the input's frontier has passed, in time order, is sent as
+    ``finish(time, state)`` through ``counter`` (nothing when that is empty
+    or None) and its capability let go. Python runs only in those three
+    functions: once per message and twice per time.
+
+    Its Python twin (an input that checks every message against its
+    frontier) is :func:`timely.dataflow.operators.core.per_time`'s loop
+    over a notificator, with the same three functions."""
+
+    def __init__(self, Puller puller, consumed, Counter counter, internal, dict held,
+                 MutableAntichain frontier, start, absorb, finish):
+        if not isinstance(consumed, ChangeBatch) or not isinstance(internal, ChangeBatch):
+            raise TypeError("consumed and internal are ChangeBatch es")
+        self.puller = puller
+        self.consumed = consumed
+        self.counter = counter
+        self.internal = internal
+        self.held = held
+        self.frontier = frontier
+        self.start = start
+        self.absorb = absorb
+        self.finish = finish
+        self.states = {}
+        self.pending = []
+
+    def __call__(self, frontiers):
+        self.run()
+
+    @property
+    def times(self):
+        """The times held, in order."""
+        return list(self.pending)
+
+    cdef int run(self) except -1:
+        cdef tuple message
+        cdef dict states = self.states
+        cdef list pending = self.pending, ready
+        cdef Py_ssize_t i
+        while True:
+            item = self.puller.pull()
+            if item is None:
+                break
+            message = <tuple>item
+            time = message[0]
+            data = message[1]
+            self.consumed.update(time, len(data))
+            state = states.get(time, _ABSENT)
+            if state is _ABSENT:
+                self.internal.update(time, 1)
+                self.held[time] = self.held.get(time, 0) + 1
+                insort(pending, time)
+                state = self.start(time)
+            states[time] = self.absorb(state, data)
+        if not pending:
+            return 0
+        frontier = self.frontier
+        ready = [t for t in pending if not frontier.less_equal(t)]
+        for time in ready:
+            pending.remove(time)
+            out = self.finish(time, states.pop(time))
+            if out is not None and len(out):
+                self.counter.push(time, out)
+            self.internal.update(time, -1)
+            i = self.held[time] - 1
+            if i:
+                self.held[time] = i
+            else:
+                del self.held[time]
         return 0

@@ -62,6 +62,15 @@ class InputHandleCore(Generic[T]):
         self._name = name
         self._current: InputCapability | None = None     # the current message's capability
 
+    @property
+    def compiled_puller(self) -> Puller | None:
+        """The puller that compiled operator logic may read in place of this
+        handle: a compiled one (a local queue's, or a channel's from other
+        workers; not a logged channel's) of an input that checks no message
+        against its frontier. None otherwise."""
+        puller = self._puller
+        return puller if isinstance(puller, Puller) and not self._check else None
+
     def next(self) -> tuple[InputCapability, Any] | None:
         """The next ``(capability, data)``, or None when nothing is waiting."""
         current = self._current

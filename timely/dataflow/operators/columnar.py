@@ -39,8 +39,7 @@ from timely.container import ArrowColumn, Batch, StringColumn
 from timely.container.aggregate import AGGREGATES, GroupBy, aggregate_names, nested_type
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
-from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators.core import _pipeline_unary
+from timely.dataflow.operators.core import _pipeline_unary, per_time
 from timely.errors import AggregateError, ColumnarError
 
 __all__ = [
@@ -190,34 +189,25 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
     inp = b.new_input(stream, Exchange(key))
     out, result = b.new_output()
 
+    def start(time):
+        return GroupBy(hows)
+
+    def absorb(group, data):
+        batch = _batch(data, "aggregate")
+        if partials:
+            group.merge(batch.column(key), batch.columns)
+        else:
+            _check_columns(batch, rows_needed, "aggregate")
+            group.update(batch.column(key), values_of(batch))
+        return group
+
+    def finish(time, group):
+        keys, columns = group.result()
+        return Batch.from_columns({key: keys, **columns}, len(keys))
+
     def build(caps, info):
         caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        groups: dict = {}
-
-        def run(frontiers):
-            for cap, data in inp:
-                batch = _batch(data, "aggregate")
-                group = groups.get(cap.time)
-                if group is None:
-                    notificator.notify_at(cap)
-                    group = groups[cap.time] = GroupBy(hows)
-                if partials:
-                    group.merge(batch.column(key), batch.columns)
-                else:
-                    _check_columns(batch, rows_needed, "aggregate")
-                    group.update(batch.column(key), values_of(batch))
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                keys, columns = groups.pop(ready.time).result()
-                out.session(ready).give_container(
-                    Batch.from_columns({key: keys, **columns}, len(keys)))
-                ready.drop()
-
-        return run
+        return per_time(b, inp, out, start, absorb, finish)
 
     b.build(build)
     return result

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import functools
 
-from timely.dataflow._channels import RecordLogic
+from timely.dataflow._channels import PerTimeLogic, RecordLogic
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline, _share
 from timely.dataflow.notificator import FrontierNotificator
@@ -19,13 +19,57 @@ from timely.progress.timestamp import less_equal
 
 def _record_logic(kind: str, inputs, fn, outputs):
     """The compiled logic of a stateless operator (see
-    :class:`~timely.dataflow._channels.RecordLogic`) when its inputs read
-    plain local queues and check no message against their frontier; None
-    otherwise (the operator then runs its Python loop)."""
-    if any(inp._queue is None or inp._check for inp in inputs):
+    :class:`~timely.dataflow._channels.RecordLogic`) when it may read its
+    inputs (``compiled_puller``); None otherwise (the operator then runs
+    its Python loop)."""
+    pullers = [inp.compiled_puller for inp in inputs]
+    if any(puller is None for puller in pullers):
         return None
-    return RecordLogic(kind, [inp._queue for inp in inputs], [inp._consumed for inp in inputs],
+    return RecordLogic(kind, pullers, [inp._consumed for inp in inputs],
                        fn, [out._counter for out in outputs])
+
+
+_ABSENT = object()
+
+
+def per_time(builder, inp, out, start, absorb, finish):
+    """The logic of an operator (one input ``inp``, one output ``out``, both
+    of ``builder``) that keeps a state per time and sends what it makes of
+    it once the time is complete: the first message at a time makes its
+    state, ``start(time)``, and holds a capability for it; every message
+    folds in, ``state = absorb(state, data)``; once no input can still
+    bring data at the time, ``finish(time, state)`` is sent at it (nothing
+    when empty or None) and the capability let go, times in order.
+
+    Compiled (:class:`~timely.dataflow._channels.PerTimeLogic`) when it
+    may read the input (``compiled_puller``); else this loop over a
+    notificator, with the same three functions."""
+    puller = inp.compiled_puller
+    if puller is not None:
+        return PerTimeLogic(puller, inp._consumed, out._counter, out._internal, out._held,
+                            builder.input_frontier(0), start, absorb, finish)
+    notificator = FrontierNotificator(builder.arity)
+    states: dict = {}
+
+    def run(frontiers):
+        for cap, data in inp:
+            time = cap.time
+            state = states.get(time, _ABSENT)
+            if state is _ABSENT:
+                notificator.notify_at(cap)
+                state = start(time)
+            states[time] = absorb(state, data)
+        while True:
+            item = notificator.next(frontiers)
+            if item is None:
+                break
+            ready, _ = item
+            data = finish(ready.time, states.pop(ready.time))
+            if data is not None and len(data):
+                out.session(ready)._give_owned(data)
+            ready.drop()
+
+    return run
 
 
 def _pipeline_unary(stream, name: str, transform, pact=None, kind: str = "batch", fn=None):
@@ -400,25 +444,9 @@ def accumulate(stream, init, logic):
 
     def build(caps, info):
         caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        state: dict = {}
-
-        def run(frontiers):
-            for cap, data in inp:
-                t = cap.time
-                if t not in state:
-                    notificator.notify_at(cap)
-                    state[t] = copy.deepcopy(init)     # each time folds into its own copy
-                state[t] = logic(state[t], data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                out.session(ready).give(state.pop(ready.time))
-                ready.drop()
-
-        return run
+        # Each time folds into its own copy of ``init``.
+        return per_time(b, inp, out, lambda time: copy.deepcopy(init), logic,
+                        lambda time, acc: [acc])
 
     b.build(build)
     return result

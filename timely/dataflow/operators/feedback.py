@@ -56,8 +56,9 @@ class LoopHandle(Generic[T]):
 
         def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], None]:
             caps.clear()
-            if inp._queue is not None and not inp._check:
-                return RecordLogic("advance", [inp._queue], [inp._consumed], summary.results_in,
+            puller = inp.compiled_puller
+            if puller is not None:
+                return RecordLogic("advance", [puller], [inp._consumed], summary.results_in,
                                    [out._counter])
 
             def run(frontiers: Frontiers) -> None:

@@ -77,10 +77,11 @@ def probe_with(stream: Stream[Any], handle: ProbeHandle, passthrough: bool) -> A
 
     def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], object]:
         caps.clear()
-        if inp._queue is not None and not inp._check:
-            # A plain local queue: the compiled loop takes the messages and
-            # copies the frontier into the handle.
-            return ProbeLogic(inp._queue, inp._consumed,
+        puller = inp.compiled_puller
+        if puller is not None:
+            # The compiled loop takes the messages and copies the frontier
+            # into the handle.
+            return ProbeLogic(puller, inp._consumed,
                               out._counter if out is not None else None,
                               b.input_frontier(0), shared, low)
         seen = [low]
