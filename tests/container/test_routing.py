@@ -299,3 +299,62 @@ def test_route_and_partition_take_any_integer_layout(dtype):
                                   peers)
         assert counts.tolist() == [want.count(w) for w in range(peers)]
         assert order.tolist() == sorted(range(len(want)), key=lambda i: (want[i], i))
+
+
+@st.composite
+def split_cases(draw):
+    from tests.container.helpers import object_columns, raw_columns, string_columns
+
+    n = draw(st.integers(0, 40))
+    peers = draw(PEERS)
+    kinds = draw(st.lists(st.sampled_from(["raw", "string", "object", "strided"]),
+                          min_size=1, max_size=4))
+    columns = {}
+    for k, kind in enumerate(kinds):
+        if kind == "raw":
+            column = draw(raw_columns(n))
+        elif kind == "string":
+            column = draw(string_columns(n))
+        elif kind == "object":
+            column = draw(object_columns(n))
+        else:
+            column = np.arange(2 * n, dtype=np.int32)[::2]       # not contiguous
+        columns[f"c{k}"] = column
+    dest = draw(st.lists(st.integers(0, peers - 1), min_size=n, max_size=n))
+    return columns, np.array(dest, dtype=np.int64), peers
+
+
+def as_list(column):
+    values = column.tolist()
+    return [repr(v) if isinstance(v, float) else v for v in values]
+
+
+@given(split_cases())
+def test_split_columns_matches_taking_each_workers_rows(case):
+    """Each worker's part holds its rows, in order, as ``take`` gives them,
+    with the column's dtype; a worker with none or all of the rows gets
+    None (the batch goes as it is)."""
+    from timely.container.routing import split_columns
+
+    columns, dest, peers = case
+    n = len(dest)
+    counts, parts = split_columns(columns, dest, peers)
+    order, want_counts = partition(dest, peers)
+    assert counts == want_counts.tolist()
+    start = 0
+    for j, count in enumerate(counts):
+        rows = order[start:start + count]
+        start += count
+        if count == 0 or count == n:
+            assert parts[j] is None
+            continue
+        assert list(parts[j]) == list(columns)
+        for name, column in columns.items():
+            got, want = parts[j][name], column.take(rows)
+            assert type(got) is type(want) and len(got) == count
+            if isinstance(want, np.ndarray):
+                assert got.dtype == want.dtype
+                assert got.tobytes() == want.tobytes() if want.dtype != object else \
+                    as_list(got) == as_list(want)
+            else:
+                assert got.tolist() == want.tolist()

@@ -6,7 +6,8 @@ gives for each key; :func:`partition` groups row positions by worker;
 :func:`route_records` and :func:`partition_records` do for a list of
 records (keyed by the record, a field or attribute, or a function of it)
 what :func:`route` and :func:`partition` do for a column, and
-:func:`split_records` places records by given workers;
+:func:`split_records` places records by given workers and
+:func:`split_columns` a batch's columns;
 :func:`crc32` is zlib's CRC-32, which text and bytes keys hash by. All are
 the same on every worker, in every process and on every run (Rust's
 ``Exchange`` pact likewise hashes with a fixed hash). :func:`route_nullable`
@@ -17,12 +18,13 @@ import numpy as np
 
 from timely.container.aggregate import nested_type
 from timely.container._columns import (StringColumn, crc32, partition, partition_records,
-                                       route, route_records, split_records, stable_hash)
+                                       route, route_records, split_columns, split_records,
+                                       stable_hash)
 from timely.container.batch import ArrowColumn, is_masked
 from timely.errors import RouteError
 
 __all__ = ["crc32", "partition", "partition_records", "route", "route_nullable",
-           "route_records", "split_records", "stable_hash"]
+           "route_records", "split_columns", "split_records", "stable_hash"]
 
 
 def route_nullable(keys, peers: int, name: str = "key") -> np.ndarray:

@@ -20,7 +20,7 @@ import numpy as np
 from timely.communication.allocator import Puller
 from timely.container import ArrowColumn, Batch, StringColumn
 from timely.container.batch import is_masked
-from timely.container.routing import (partition, partition_records, route, route_nullable,
+from timely.container.routing import (partition_records, route, route_nullable, split_columns,
                                       split_records, stable_hash)
 from timely.dataflow._channels import Counter, PipelinePusher
 from timely.errors import RouteError
@@ -236,13 +236,10 @@ class ExchangePusher:
         if peers == 1:
             self.pushers[0].push((time, batch))
             return
-        order, counts = partition(dest, peers)
-        start = 0
-        for pusher, count in zip(self.pushers, counts.tolist()):
+        counts, parts = split_columns(batch.columns, dest, peers)
+        for pusher, count, part in zip(self.pushers, counts, parts):
             if count:
-                rows = batch if count == len(batch) else batch.take(order[start:start + count])
-                pusher.push((time, rows))
-                start += count
+                pusher.push((time, batch if part is None else Batch.from_columns(part, count)))
 
     def done(self) -> None:
         for p in self.pushers:
