@@ -61,6 +61,7 @@ modules = {
     "timely.container._columns": ["csrc/hash.c"],
     "timely.container._aggregate": [],
     "timely.container._records": ["csrc/hash.c"],
+    "timely.container._serialize": [],
     "timely.dataflow._activate": [],
     "timely.dataflow._progcaster": [],
     "timely.dataflow._channels": [],

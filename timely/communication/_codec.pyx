@@ -16,7 +16,8 @@ import numpy as np
 
 from timely.container import Batch
 from timely.container.records import decode_records, encode_records
-from timely.container.serialize import OBJECT, column_parts, read_head, write_head
+from timely.container import serialize
+from timely.container.serialize import column_parts, read_head, write_head
 from timely.errors import FrameError
 
 MAGIC = b"TLYF"
@@ -38,6 +39,7 @@ cdef object dumps = pickle.dumps
 cdef object loads = pickle.loads
 cdef object UnpicklingError = pickle.UnpicklingError
 cdef object ndarray = np.ndarray
+cdef object OBJECT = serialize.OBJECT     # the type of a column of objects
 # Lists whose first record is of these types are written tagged.
 cdef frozenset TAGGED = frozenset((str, int, tuple, bytes, float, type(None), bool, list, dict))
 
