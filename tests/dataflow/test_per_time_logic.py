@@ -41,7 +41,7 @@ def run(rounds: list, workers: int, check: bool):
         for keys_at in rounds:
             for offset, keys in enumerate(keys_at):
                 handle.advance_to(base + offset)
-                handle.send_batch([k + worker.index for k in keys])
+                handle.send_batch([wrap(k + worker.index) for k in keys])
             base += 4
             handle.advance_to(base)
             worker.step_while(lambda: probe.less_than(base))

@@ -143,7 +143,9 @@ def test_records_nobody_reads_are_named(mode):
             handle.send(7)
             handle.close()
             deadline = time.monotonic() + 3.0
-            while not collect.messages and time.monotonic() < deadline:
+            # Threads share the logger: wait for this worker's own report.
+            while (not any(m.startswith(f"worker {worker.index}:") for m in collect.messages)
+                   and time.monotonic() < deadline):
                 worker.step_or_park(0.01)
             held = [(h.kind, h.name, h.time, h.count) for h in worker.holds()]
             # Every worker has reported before any reads its records.
