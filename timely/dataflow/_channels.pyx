@@ -1,9 +1,9 @@
 """Compiled part of :mod:`timely.dataflow.channels`: the pipeline channel's
 pusher, the counting pusher of every operator output (the Rust crate's
 ``pushers::Counter``), and the run loops of timely's own stateless record
-operators, of the probe and of operators that keep a state per time. A message pushed through a :class:`Counter` into a
-:class:`PipelinePusher` is counted, queued and its consumer activated
-without a Python frame.
+operators, of the probe and of operators that keep a state per time. A
+message pushed through a :class:`Counter` into a :class:`PipelinePusher` is
+counted, queued and its consumer activated without a Python frame.
 """
 
 from libc.stdint cimport uint64_t
@@ -86,8 +86,8 @@ cdef class RecordLogic(Schedulable):
     """The logic (``logic(frontiers)``) of a stateless operator whose inputs
     read compiled pullers (a local queue, or a channel from other workers,
     whose pulls credit the senders' windows): every waiting message is
-    taken (counted as consumed at its input), in input order, and what ``kind`` makes of it is
-    pushed through the output counters, at a time the message holds (its
+    taken (counted as consumed at its input), in input order, and what
+    ``kind`` makes of it is pushed through the output counters, at a time the message holds (its
     own, or the feedback summary's result), so no capability is made or
     checked. ``kind`` is one of ``"pass"``, ``"map"`` (``fn(record)``),
     ``"filter"`` (the records for which ``fn(record)`` is true),
