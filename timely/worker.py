@@ -11,20 +11,18 @@ watch changed, or something called their activator.
 from __future__ import annotations
 
 import contextlib
-import heapq
 import logging
 import random
 import time as _time
-from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from timely.communication.allocator import Allocator, ThreadAllocator
+from timely.dataflow.activate import Activator, SyncActivator, WorkerActivations
 from timely.dataflow.progcaster import Progcaster
 from timely.dataflow.subgraph import Subgraph
 from timely.errors import ConfigurationError, DataflowError, TimelyError
 
 if TYPE_CHECKING:
-    from timely.dataflow.builder import Activator
     from timely.dataflow.scope import Scope
     from timely.logging.registry import LoggingRegistry
     from timely.progress.holds import Holder
@@ -95,26 +93,6 @@ class WorkerConfig:
         return f"WorkerConfig({self._values!r})"
 
 
-class SyncActivator:
-    """Schedules one operator from any thread (``worker.sync_activator_for``):
-    the request is queued for the worker's next step, and a parked worker
-    wakes."""
-
-    __slots__ = ("_queue", "_allocator", "address")
-
-    def __init__(self, queue: deque[tuple[int, ...]], allocator: Allocator,
-                 address: tuple[int, ...]) -> None:
-        self._queue = queue
-        self._allocator = allocator
-        self.address = address
-
-    def activate(self) -> None:
-        self._queue.append(self.address)      # deque.append is atomic
-        self._allocator.unpark()
-
-    __call__ = activate
-
-
 class Worker:
     """One timely worker.
 
@@ -166,9 +144,10 @@ class Worker:
         self.schedule_rng = random.Random(schedule_seed) if schedule_seed is not None else None
         self.dataflows: dict[int, Subgraph] = {}
         self.scopes: list[Subgraph] = []        # every built scope, for idle checks
-        self.active: set[int] = set()
-        self._timers: list[tuple[float, int, Subgraph, int]] = []                 # heap of (monotonic deadline, seq, scope, child index)
-        self._timer_seq = 0
+        # The dataflows to schedule at the next step (``active``), and the
+        # activations from other threads and after delays applied then.
+        self.activations = WorkerActivations()
+        self.active: set[int] = self.activations.active
         self._next_dataflow = 0
         self._next_channel = 0
         self._next_operator = 0
@@ -376,10 +355,9 @@ class Worker:
         try:
             if receive and self._moves:
                 self.allocator.receive()
-            if self._sync_activations:
-                self._apply_sync_activations()
-            if self._timers:
-                self._fire_timers()
+            activations = self.activations
+            if activations.sync or activations.timers:
+                activations.apply(self.scopes)
             if self._census_waiting:
                 self._take_census()
             elif self._fewest_finished is not None and self._next_dataflow > self._fewest_finished:
@@ -500,7 +478,7 @@ class Worker:
         """Nothing is active, nothing is pending, and dataflows remain: with one
         worker, nothing can ever happen again."""
         return (self.peers == 1 and bool(self.dataflows) and not self.active
-                and not any(not entry[2].done for entry in self._timers)
+                and not self.activations.timers_pending()
                 and not any(s.extract_all() for s in self.scopes if not s.done))
 
     def describe_holds(self) -> str:
@@ -573,14 +551,15 @@ class Worker:
         dataflow census), else ``timeout`` bounded by the next delayed
         activation and the next stall watch."""
         self.allocator.receive()
-        if self.active or self._sync_activations or self._census_waiting:
+        if self.active or self.activations.sync or self._census_waiting:
             return 0
         self._poke()
         if self.active:
             return 0
         wake = self._watch_at
-        if self._timers:
-            wake = min(wake, self._timers[0][0])
+        deadline = self.activations.deadline()
+        if deadline is not None:
+            wake = min(wake, deadline)
         if wake != _INF:
             until = wake - _time.monotonic()
             if until <= 0:
@@ -621,8 +600,6 @@ class Worker:
 
     # -- the rest of the crate's worker API ------------------------------------
 
-    _sync_activations: deque[tuple[int, ...]] | None = None   # made by sync_activator_for
-
     def step_or_park_while(self, duration: float | None, condition: Callable[[], object]) -> None:
         """Steps or parks (up to ``duration`` seconds; None: as long as
         needed) while ``condition()`` holds.
@@ -662,8 +639,6 @@ class Worker:
     def activator_for(self, address: Iterable[int]) -> Activator:
         """An activator for the operator at ``address`` (its ``info.address``);
         for this worker's thread."""
-        from timely.dataflow.builder import Activator
-
         address = tuple(address)
         return Activator(self._subgraph_at(address[:-1]), address[-1])
 
@@ -693,37 +668,14 @@ class Worker:
         >>> timely.execute_directly(work)
         [(0, ['woken'])]
         """
-        if self._sync_activations is None:
-            self._sync_activations = deque()
         # Not looked up now: the scope may still be under construction.
-        return SyncActivator(self._sync_activations, self.allocator, tuple(address))
-
-    def _apply_sync_activations(self) -> None:
-        queue = self._sync_activations
-        while queue:
-            address = queue.popleft()
-            for scope in self.scopes:
-                if scope.path == address[:-1] and not scope.done:
-                    scope.activate_child(address[-1])
-                    break
+        return self.activations.sync_activator(tuple(address), self.allocator)
 
     def activate_after(self, scope: Subgraph, index: int, delay: float) -> None:
         """Schedules child ``index`` of ``scope`` (a :class:`Subgraph`) once
         ``delay`` seconds have passed (at once if ``delay <= 0``); a parked
-        worker wakes for it. :meth:`Activator.activate_after` calls this."""
-        if not delay > 0:
-            scope.activate_child(index)
-            return
-        self._timer_seq += 1
-        heapq.heappush(self._timers, (_time.monotonic() + delay, self._timer_seq, scope, index))
-
-    def _fire_timers(self) -> None:
-        timers = self._timers
-        now = _time.monotonic()
-        while timers and timers[0][0] <= now:
-            _, _, scope, index = heapq.heappop(timers)
-            if not scope.done:
-                scope.activate_child(index)
+        worker wakes for it. :meth:`Activator.activate_after` does the same."""
+        self.activations.activate_after(scope, index, delay)
 
     def drop_dataflow(self, identifier: int) -> None:
         """Removes the dataflow ``identifier`` (``installed_dataflows()`` lists

@@ -25,6 +25,24 @@ cdef class ChildActivator:
     cdef int fire(self) except -1
 
 
+cdef class Activator:
+    cdef readonly object subgraph
+    cdef readonly Py_ssize_t index
+
+
+cdef class SyncActivator:
+    cdef object queue
+    cdef object allocator
+    cdef readonly tuple address
+
+
+cdef class WorkerActivations:
+    cdef public set active
+    cdef public object sync
+    cdef public list timers
+    cdef long long seq
+
+
 cdef class ScopeRound:
     cdef object scope
     cdef object worker

@@ -1,11 +1,21 @@
-"""Compiled part of a scope's scheduling: which of its children are asked to
-run (the Rust crate's ``scheduling::activate``).
+"""Activation and scheduling, compiled (the Rust crate's
+``scheduling::activate``): what is asked to run, and a scope's round.
 
-Channels call a consumer's :class:`ChildActivator` for every message they
-deliver, so activation is on the per-message path: with a compiled pusher
-(:mod:`timely.dataflow._channels`) it costs no Python frame.
+- :class:`Activations`: the children of one scope asked to run; a child's
+  :class:`ChildActivator` asks for it. Channels call it for every message
+  they deliver, so activation is on the per-message path: with a compiled
+  pusher (:mod:`timely.dataflow._channels`) it costs no Python frame.
+- :class:`Activator` (an operator's ``info.activator``, now or after a
+  delay) and :class:`SyncActivator` (from any thread) are what user code
+  holds.
+- :class:`WorkerActivations`: a worker's activations outside any scope's
+  round: the dataflows to schedule at its next step, the requests from
+  other threads and the delayed ones, by deadline.
+- :class:`ScopeRound`: what a scope does each time it is scheduled.
 """
 
+import time as _time
+from collections import deque
 from heapq import heapify, heappop, heappush
 
 from timely.progress.operate cimport PerOperatorState
@@ -143,6 +153,111 @@ cdef class ChildActivator:
 
     def __repr__(self):
         return f"ChildActivator({self.index})"
+
+
+cdef class Activator:
+    """Schedules one operator (child ``index`` of ``subgraph``) at the next
+    opportunity; an operator's ``info.activator``."""
+
+    def __init__(self, subgraph, Py_ssize_t index):
+        self.subgraph = subgraph
+        self.index = index
+
+    def activate(self):
+        """Schedules the operator at the worker's next step."""
+        (<Activations>self.subgraph.activations).activate(self.index)
+
+    def activate_after(self, double delay):
+        """Schedules the operator once ``delay`` seconds have passed (at once
+        when ``delay <= 0``), as the crate's ``activate_after``: a worker
+        parked meanwhile wakes for it."""
+        (<WorkerActivations>self.subgraph.worker.activations).activate_after(
+            self.subgraph, self.index, delay)
+
+    def __call__(self):
+        (<Activations>self.subgraph.activations).activate(self.index)
+
+    def __repr__(self):
+        return f"Activator({self.index})"
+
+
+cdef class SyncActivator:
+    """Schedules one operator from any thread (``worker.sync_activator_for``):
+    the request is queued for the worker's next step, and a parked worker
+    wakes."""
+
+    def __init__(self, queue, allocator, tuple address):
+        self.queue = queue
+        self.allocator = allocator
+        self.address = address
+
+    def activate(self):
+        self.queue.append(self.address)      # deque.append is atomic
+        self.allocator.unpark()
+
+    def __call__(self):
+        self.activate()
+
+    def __repr__(self):
+        return f"SyncActivator({self.address})"
+
+
+cdef class WorkerActivations:
+    """A worker's activations outside any scope's round: ``active``, the
+    dataflows (by identifier) to schedule at its next step; ``sync``,
+    the operator addresses other threads asked for (a deque, made by the
+    first :class:`SyncActivator`); ``timers``, a heap of ``(deadline, seq,
+    scope, child)`` asked for with a delay."""
+
+    def __init__(self):
+        self.active = set()
+        self.sync = None
+        self.timers = []
+        self.seq = 0
+
+    def sync_activator(self, tuple address, allocator):
+        """A :class:`SyncActivator` for the operator at ``address``, waking
+        ``allocator``'s parked worker."""
+        if self.sync is None:
+            self.sync = deque()
+        return SyncActivator(self.sync, allocator, address)
+
+    def activate_after(self, scope, Py_ssize_t index, double delay):
+        """Schedules child ``index`` of ``scope`` once ``delay`` seconds have
+        passed (at once if ``delay <= 0``)."""
+        if not delay > 0:
+            (<Activations>scope.activations).activate(index)
+            return
+        self.seq += 1
+        heappush(self.timers, (_time.monotonic() + delay, self.seq, scope, index))
+
+    def deadline(self):
+        """The earliest delayed activation's deadline (monotonic), or None."""
+        return self.timers[0][0] if self.timers else None
+
+    def timers_pending(self):
+        """True while a delayed activation of a live scope waits."""
+        return any(not entry[2].done for entry in self.timers)
+
+    def apply(self, list scopes):
+        """Applies the activations asked for from other threads (each to the
+        live scope in ``scopes`` whose path is its address's) and the delayed
+        ones now due."""
+        cdef list timers = self.timers
+        queue = self.sync
+        while queue:
+            address = queue.popleft()
+            for scope in scopes:
+                if scope.path == address[:-1] and not scope.done:
+                    (<Activations>scope.activations).activate(address[len(address) - 1])
+                    break
+        if timers:
+            now = _time.monotonic()
+            while timers and timers[0][0] <= now:
+                entry = heappop(timers)
+                scope = entry[2]
+                if not scope.done:
+                    (<Activations>scope.activations).activate(entry[3])
 
 
 cdef class ScopeRound:

@@ -82,6 +82,20 @@ KINDS = {"pass": PASS, "map": MAP, "batch": BATCH, "advance": ADVANCE,
          "branch_when": BRANCH_WHEN, "filter": FILTER}
 
 
+cdef list take_all(Puller puller, consumed):
+    """Every message waiting at ``puller``, as ``(time, data)``, each counted
+    as consumed in the ChangeBatch ``consumed``."""
+    cdef list taken = []
+    cdef tuple message
+    item = puller.pull()
+    while item is not None:
+        message = <tuple>item
+        consumed.update(message[0], len(message[1]))
+        taken.append(message)
+        item = puller.pull()
+    return taken
+
+
 cdef class RecordLogic(Schedulable):
     """The logic (``logic(frontiers)``) of a stateless operator whose inputs
     read compiled pullers (a local queue, or a channel from other workers,
@@ -129,21 +143,10 @@ cdef class RecordLogic(Schedulable):
         cdef list taken
         cdef Counter out = <Counter>self.counters[0]
         cdef object time, data, fn = self.fn
-        cdef Puller puller
         for i in range(len(self.pullers)):
-            puller = <Puller>self.pullers[i]
-            message = puller.pull()
-            if message is None:
-                continue
-            consumed = self.consumeds[i]
             # Everything waiting is taken (and counted) before anything is
             # pushed, as InputHandle._take_all does.
-            taken = []
-            while message is not None:
-                time, data = message
-                consumed.update(time, len(data))
-                taken.append(message)
-                message = puller.pull()
+            taken = take_all(<Puller>self.pullers[i], self.consumeds[i])
             for time, data in taken:
                 if self.kind == PASS:
                     out.push(time, data)
@@ -211,20 +214,11 @@ cdef class ProbeLogic(Schedulable):
         cdef uint64_t *grown
         cdef tuple message
         cdef list taken
-        item = self.puller.pull()
-        if item is not None:
-            consumed = self.consumed
-            counter = self.counter
-            taken = []
-            while item is not None:
+        taken = take_all(self.puller, self.consumed)
+        if taken and self.counter is not None:
+            for item in taken:
                 message = <tuple>item
-                consumed.update(message[0], len(message[1]))
-                taken.append(message)
-                item = self.puller.pull()
-            if counter is not None:
-                for item in taken:
-                    message = <tuple>item
-                    (<Counter>counter).push(message[0], message[1])
+                (<Counter>self.counter).push(message[0], message[1])
         if n == self.nseen and (n == 0 or memcmp(front, self.seen, n * k * sizeof(uint64_t)) == 0):
             return 0
         for i in range(n):
@@ -293,14 +287,10 @@ cdef class PerTimeLogic(Schedulable):
         cdef dict states = self.states
         cdef list pending = self.pending, ready
         cdef Py_ssize_t i
-        while True:
-            item = self.puller.pull()
-            if item is None:
-                break
+        for item in take_all(self.puller, self.consumed):
             message = <tuple>item
             time = message[0]
             data = message[1]
-            self.consumed.update(time, len(data))
             state = states.get(time, _ABSENT)
             if state is _ABSENT:
                 self.internal.update(time, 1)

@@ -30,6 +30,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from timely.dataflow._activate import ChildActivator, Schedulable
+from timely.dataflow.activate import Activator
 from timely.dataflow.capability import Capability
 from timely.dataflow.channels import Counter, Tee
 from timely.dataflow.handles import InputHandleCore, OutputHandle
@@ -65,28 +66,6 @@ def user_site() -> str | None:
             return f"{f.f_code.co_filename}:{f.f_lineno}"
         f = f.f_back
     return None
-
-
-class Activator:
-    """Schedules one operator at the next opportunity."""
-
-    __slots__ = ("_subgraph", "_index")
-
-    def __init__(self, subgraph: Any, index: int) -> None:
-        self._subgraph = subgraph
-        self._index = index
-
-    def activate(self) -> None:
-        """Schedules the operator at the worker's next step."""
-        self._subgraph.activate_child(self._index)
-
-    def activate_after(self, delay: float) -> None:
-        """Schedules the operator once ``delay`` seconds have passed (at once
-        when ``delay <= 0``), as the crate's ``activate_after``: a worker
-        parked meanwhile wakes for it."""
-        self._subgraph.worker.activate_after(self._subgraph, self._index, delay)
-
-    __call__ = activate
 
 
 class OperatorInfo:
