@@ -16,7 +16,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def error_classes():
     return [obj for _, obj in inspect.getmembers(errors, inspect.isclass)
-            if issubclass(obj, BaseException) and obj.__module__ == errors.__name__]
+            if issubclass(obj, BaseException) and not issubclass(obj, Warning)
+            and obj.__module__ == errors.__name__]
+
+
+def test_the_warnings_are_exported_and_are_user_warnings():
+    found = [obj for _, obj in inspect.getmembers(errors, inspect.isclass)
+             if issubclass(obj, Warning) and obj.__module__ == errors.__name__]
+    assert found == [errors.StallWarning]
+    for cls in found:
+        assert issubclass(cls, UserWarning)
+        assert cls.__name__ in errors.__all__ and getattr(timely, cls.__name__) is cls
 
 
 def test_every_error_is_exported_from_timely():

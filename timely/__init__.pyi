@@ -43,6 +43,7 @@ from timely.errors import SequencerError as SequencerError
 from timely.errors import SparkConfigError as SparkConfigError
 from timely.errors import SparkSchemaError as SparkSchemaError
 from timely.errors import SparkTaskError as SparkTaskError
+from timely.errors import StallWarning as StallWarning
 from timely.errors import SummaryError as SummaryError
 from timely.errors import TimelyError as TimelyError
 from timely.errors import TimestampError as TimestampError

@@ -34,11 +34,20 @@ __all__ = [
     "SparkTaskError",
     "SparkSchemaError",
     "RendezvousError",
+    "StallWarning",
 ]
 
 
 class TimelyError(Exception):
     """Base class of every error raised by timely."""
+
+
+class StallWarning(UserWarning):
+    """A dataflow made no progress for ``stall_warning`` seconds while its
+    worker kept stepping: the message names what holds its frontiers back
+    and, for an input, what to call. Issued (printed on stderr by default)
+    when logging is not configured; with a handler on the ``timely`` logger
+    or the root logger, the same text goes there instead."""
 
 
 class TimestampError(TimelyError, ValueError):

@@ -13,16 +13,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+import sys
 import time as _time
+import warnings
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from timely.communication.allocator import Allocator, ThreadAllocator
 from timely.dataflow.activate import Activator, SyncActivator, WorkerActivations
+from timely.dataflow.builder import is_internal
 from timely.dataflow.progcaster import Progcaster
 from timely.dataflow.subgraph import Subgraph
-from timely.errors import ConfigurationError, DataflowError, TimelyError
+from timely.errors import ConfigurationError, DataflowError, StallWarning, TimelyError
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from timely.dataflow.scope import Scope
     from timely.logging.registry import LoggingRegistry
     from timely.progress.holds import Holder
@@ -35,6 +40,47 @@ log = logging.getLogger(__name__)
 STALL_WARNING = 5.0
 # Steps without progress needed too (one long step is not a stall).
 STALL_STEPS = 3
+
+
+def _logging_configured() -> bool:
+    """A handler that shows something would receive the ``timely`` logger's
+    warnings: one other than a NullHandler on it or on an ancestor it
+    propagates to (the root's included)."""
+    logger: logging.Logger | None = log
+    while logger is not None:
+        if any(not isinstance(h, logging.NullHandler) for h in logger.handlers):
+            return True
+        if not logger.propagate:
+            return False
+        logger = logger.parent
+    return False
+
+
+def _report_stall(text: str) -> None:
+    """A stall report: on the ``timely`` logger when logging is configured;
+    else as a :class:`~timely.errors.StallWarning`, which Python prints on
+    stderr, so that a program that configured nothing still hears of it."""
+    if _logging_configured():
+        log.warning("%s", text)
+        return
+    # Attributed to the user's line that was stepping the worker.
+    level = 2
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and is_internal(f"{frame.f_code.co_filename}:0"):
+        level += 1
+        frame = frame.f_back
+    warnings.warn(text, StallWarning, stacklevel=level)
+
+
+def _fix_for(holder: Holder) -> str:
+    """What to do about ``holder`` when the fix is known: an input's
+    capability is released by ``advance_to`` or ``close`` on its handle."""
+    if holder.kind == "capability" and holder.name.split(" ")[0] in ("Input", "UnorderedInput"):
+        made = [site.removesuffix(" (built there)") for site in holder.sites or ()]
+        where = f" made at {', '.join(made)}" if made else ""
+        return (f" (call advance_to() past {holder.time!r} or close() on the input "
+                f"handle{where})")
+    return ""
 
 
 class Timer:
@@ -409,7 +455,7 @@ class Worker:
             elif (not state[3] and now - state[1] >= limit
                   and self._steps - state[2] >= STALL_STEPS):
                 state[3] = True
-                log.warning("%s", self._stall_text(root, now - state[1], self._steps - state[2]))
+                _report_stall(self._stall_text(root, now - state[1], self._steps - state[2]))
         for identifier in [i for i in watch if i not in self.dataflows]:
             del watch[identifier]
 
@@ -417,7 +463,7 @@ class Worker:
         if self._census_waiting:
             self._take_census()
         held = self.holds(root.dataflow_id)
-        what = "; ".join(h.describe() for h in held) or (
+        what = "; ".join(h.describe() + _fix_for(h) for h in held) or (
             "nothing this worker can see (it may wait for another worker)")
         missing = [j for j, built in enumerate(self.peer_dataflows)
                    if j != self.index and built <= root.dataflow_id]

@@ -294,3 +294,56 @@ def test_holds_are_read_from_the_output_handles(monkeypatch):
             assert held == [("Keep [0, 2]", 3, 2, tuple(sorted((one, two))))]
             assert views == [{3: sorted((one, two)), 6: [moved]}, {3: [two], 6: [moved]},
                              {6: [moved]}]
+
+
+FORGOTTEN = """\
+import logging, sys, time
+import timely
+if sys.argv[2] == "logging":
+    logging.basicConfig()
+def work(worker):
+    with worker.dataflow() as scope:
+        handle, stream = scope.new_input()          # the forgotten input
+        probe = stream.probe()
+    handle.send(1)                                  # and no advance_to
+    deadline = time.monotonic() + 3.0
+    worker.step_while(lambda: probe.less_than(1) and time.monotonic() < deadline)
+    stuck = probe.less_than(1)
+    handle.close()
+    worker.step_while(lambda: not probe.done())
+    return stuck
+print(timely.execute(work, workers=int(sys.argv[1]), stall_warning=0.5))
+"""
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_forgotten_advance_to_is_told_on_stderr_without_logging(tmp_path, workers):
+    """A program that configured no logging still hears of a stall: a
+    StallWarning on stderr naming the input, the line that made it and
+    what to call. With logging configured the same text goes to the log,
+    not as a warning."""
+    import subprocess
+    import sys
+
+    program = tmp_path / "forgotten.py"
+    program.write_text(FORGOTTEN)
+    line = FORGOTTEN.splitlines().index(
+        "        handle, stream = scope.new_input()          # the forgotten input") + 1
+    stepping = [n for n, row in enumerate(FORGOTTEN.splitlines(), 1)
+                if row.lstrip().startswith("worker.step_while(lambda: probe.less_than(1)")][0]
+    for mode in ("plain", "logging"):
+        done = subprocess.run([sys.executable, str(program), str(workers), mode],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == str([True] * workers)
+        reports = [row for row in done.stderr.splitlines() if "made no progress" in row]
+        assert len(reports) == workers, done.stderr
+        assert sorted(int(row.split("worker ")[1].split(":")[0]) for row in reports) == \
+            list(range(workers))
+        for row in reports:
+            assert f"call advance_to() past 0 or close() on the input handle made at " \
+                   f"{program}:{line}" in row
+        assert ("StallWarning" in done.stderr) == (mode == "plain"), done.stderr
+        if mode == "plain":
+            # Attributed to the line that was stepping the worker.
+            assert f"{program}:{stepping}: StallWarning" in done.stderr
