@@ -27,6 +27,7 @@ cdef class RecordLogic(Schedulable):
     cdef list consumeds            # per input: its ChangeBatch of records taken
     cdef object fn
     cdef list counters             # per output
+    cdef object refuse             # the error a Batch is, for logic on records; or None
 
     cdef int run(self) except -1
 

@@ -16,6 +16,8 @@ from timely.progress.frontier cimport MutableAntichain
 
 from bisect import insort
 
+from timely.container import Batch
+from timely.errors import ColumnarError
 from timely.progress import ChangeBatch
 
 cdef object _ABSENT = object()
@@ -109,11 +111,16 @@ cdef class RecordLogic(Schedulable):
     ``"advance"`` (``fn(time)``; ``None`` drops the message) and
     ``"branch_when"`` (``fn(time)`` true: output 1).
 
+    With ``refuse`` (a message), a :class:`~timely.Batch` arriving is a
+    :class:`~timely.ColumnarError` saying so: the logic of an operator on
+    records, which a Batch stream misuses.
+
     The operator's Python twin, for inputs whose pullers are not compiled
     (a logged channel's) or that check every message against their
     frontier, is the same loop over ``InputHandle._take_all``."""
 
-    def __init__(self, str kind, list pullers, list consumeds, fn, list counters):
+    def __init__(self, str kind, list pullers, list consumeds, fn, list counters,
+                 refuse=None):
         if kind not in KINDS:
             raise ValueError(f"unknown record logic {kind!r}")
         if len(pullers) != len(consumeds):
@@ -134,6 +141,7 @@ cdef class RecordLogic(Schedulable):
         self.consumeds = consumeds
         self.fn = fn
         self.counters = counters
+        self.refuse = refuse
 
     def __call__(self, frontiers):
         self.run()
@@ -148,6 +156,8 @@ cdef class RecordLogic(Schedulable):
             # pushed, as InputHandle._take_all does.
             taken = take_all(<Puller>self.pullers[i], self.consumeds[i])
             for time, data in taken:
+                if self.refuse is not None and type(data) is Batch:
+                    raise ColumnarError(self.refuse)
                 if self.kind == PASS:
                     out.push(time, data)
                 elif self.kind == MAP:

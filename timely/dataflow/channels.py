@@ -114,7 +114,9 @@ class ExchangePusher:
         if type(route) is str:
             raise RouteError(
                 f"Exchange by column {route!r} routes columnar batches, "
-                f"not a {type(data).__name__} of records")
+                f"not a {type(data).__name__} of records: operators given a column name "
+                f"(exchange, aggregate, join, distinct) work on streams of Batches; on "
+                f"records give them a function or key= instead")
         peers = self.peers
         if type(data) is not list:
             data = list(data)

@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, Literal, TypeVar
 
 from timely.communication.allocator import Puller
+from timely.container import Batch
 from timely.dataflow.capability import Capability, InputCapability, _stale
-from timely.errors import CapabilityError, ProgressError
+from timely.errors import CapabilityError, ColumnarError, ProgressError
 from timely.progress.timestamp import less_equal
 
 if TYPE_CHECKING:
@@ -351,7 +352,11 @@ class Session(Generic[T]):
         return self._cap._time
 
     def give(self, record: T) -> None:
-        """Sends one record."""
+        """Sends one record. A columnar Batch is not a record: it raises
+        :class:`~timely.ColumnarError` (send it with :meth:`give_container`)."""
+        if type(record) is Batch:
+            raise ColumnarError("give() sends one record, and this is a columnar Batch: send "
+                                "it whole with give_container(batch)")
         out = self._out
         cap = self._cap
         if out._time is not cap._time or not cap._live:

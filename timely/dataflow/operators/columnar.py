@@ -53,12 +53,16 @@ __all__ = [
 ]
 
 
-def _batch(data, operator: str) -> Batch:
+def _batch(data, operator: str, instead: str | None = None) -> Batch:
     if type(data) is not Batch:
+        hint = f"; on a stream of records use {instead}" if instead else ""
         raise ColumnarError(
-            f"{operator} works on columnar Batches, not on a {type(data).__name__} of records"
-        )
+            f"{operator} works on columnar Batches, not on a {type(data).__name__} of "
+            f"records{hint}")
     return data
+
+
+_RECORD_AGGREGATE = "aggregate(fold, emit, route) with functions"
 
 
 def map_batch(stream, fn):
@@ -81,7 +85,7 @@ def filter_batch(stream, fn):
     of the kept rows (numpy, or Arrow's take)."""
 
     def keep(time, data):
-        batch = _batch(data, "filter_batch")
+        batch = _batch(data, "filter_batch", "filter(pred)")
         mask = fn(batch)
         if type(mask) is np.ndarray and mask.dtype == np.bool_ \
                 and mask.shape == (len(batch),) and mask.all():
@@ -176,7 +180,7 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
     if partials:
 
         def combiner(time, data):
-            batch = _batch(data, "aggregate")
+            batch = _batch(data, "aggregate", _RECORD_AGGREGATE)
             _check_columns(batch, rows_needed, "aggregate")
             group = GroupBy(hows)
             group.update(batch.column(key), values_of(batch))
@@ -193,7 +197,7 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
         return GroupBy(hows)
 
     def absorb(group, data):
-        batch = _batch(data, "aggregate")
+        batch = _batch(data, "aggregate", _RECORD_AGGREGATE)
         if partials:
             group.merge(batch.column(key), batch.columns)
         else:

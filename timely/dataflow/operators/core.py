@@ -9,15 +9,16 @@ from __future__ import annotations
 import copy
 import functools
 
+from timely.container import Batch
 from timely.dataflow._channels import PerTimeLogic, RecordLogic
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline, _share
 from timely.dataflow.notificator import FrontierNotificator
-from timely.errors import CapabilityError
+from timely.errors import CapabilityError, ColumnarError
 from timely.progress.timestamp import less_equal
 
 
-def _record_logic(kind: str, inputs, fn, outputs):
+def _record_logic(kind: str, inputs, fn, outputs, refuse: str | None = None):
     """The compiled logic of a stateless operator (see
     :class:`~timely.dataflow._channels.RecordLogic`) when it may read its
     inputs (``compiled_puller``); None otherwise (the operator then runs
@@ -26,7 +27,7 @@ def _record_logic(kind: str, inputs, fn, outputs):
     if any(puller is None for puller in pullers):
         return None
     return RecordLogic(kind, pullers, [inp._consumed for inp in inputs],
-                       fn, [out._counter for out in outputs])
+                       fn, [out._counter for out in outputs], refuse)
 
 
 _ABSENT = object()
@@ -72,17 +73,28 @@ def per_time(builder, inp, out, start, absorb, finish):
     return run
 
 
-def _pipeline_unary(stream, name: str, transform, pact=None, kind: str = "batch", fn=None):
+def _on_records(method: str, instead: str) -> str:
+    """The error of record operator ``method`` given a Batch: which
+    operator works on Batches instead."""
+    return (f"{method}() works on records, one at a time, and a columnar Batch arrived: on a "
+            f"stream of Batches use {instead}, or make records first with "
+            f"map_batch(lambda batch: batch.to_records())")
+
+
+def _pipeline_unary(stream, name: str, transform, pact=None, kind: str = "batch", fn=None,
+                    refuse: str | None = None):
     """A stateless operator: ``transform(time, data)`` returns the output batch
     (``kind`` and ``fn`` say the same to the compiled loop, when it differs:
-    ``"map"`` and ``"filter"`` with ``fn(record)``, ``"pass"``)."""
+    ``"map"`` and ``"filter"`` with ``fn(record)``, ``"pass"``). With
+    ``refuse`` (an operator on records), a Batch arriving is a
+    :class:`~timely.ColumnarError` with that message."""
     b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, pact or Pipeline(), notify=False)
     out, result = b.new_output()
 
     def build(caps, info):
         caps.clear()
-        compiled = _record_logic(kind, [inp], transform if fn is None else fn, [out])
+        compiled = _record_logic(kind, [inp], transform if fn is None else fn, [out], refuse)
         if compiled is not None:
             return compiled
 
@@ -92,6 +104,8 @@ def _pipeline_unary(stream, name: str, transform, pact=None, kind: str = "batch"
             # needed, and the logic sees no capability: none is made.
             give = out.give_unchecked
             for time, data in inp._take_all():
+                if refuse is not None and type(data) is Batch:
+                    raise ColumnarError(refuse)
                 produced = transform(time, data)
                 if produced:
                     give(time, produced)
@@ -103,16 +117,20 @@ def _pipeline_unary(stream, name: str, transform, pact=None, kind: str = "batch"
 
 
 def map_(stream, fn):
-    return _pipeline_unary(stream, "Map", lambda t, data: [fn(x) for x in data], kind="map", fn=fn)
+    return _pipeline_unary(stream, "Map", lambda t, data: [fn(x) for x in data], kind="map", fn=fn,
+                           refuse=_on_records("map", "map_batch(fn), fn taking a whole Batch"))
 
 
 def flat_map(stream, fn):
-    return _pipeline_unary(stream, "FlatMap", lambda t, data: [y for x in data for y in fn(x)])
+    return _pipeline_unary(stream, "FlatMap", lambda t, data: [y for x in data for y in fn(x)],
+                           refuse=_on_records("flat_map", "map_batch(fn), fn taking a whole Batch"))
 
 
 def filter_(stream, pred):
     return _pipeline_unary(stream, "Filter", lambda t, data: [x for x in data if pred(x)],
-                           kind="filter", fn=pred)
+                           kind="filter", fn=pred,
+                           refuse=_on_records("filter", "filter_batch(pred), pred giving a "
+                                              "bool array"))
 
 
 def inspect(stream, fn):
@@ -121,7 +139,8 @@ def inspect(stream, fn):
             fn(x)
         return data
 
-    return _pipeline_unary(stream, "Inspect", each)
+    return _pipeline_unary(stream, "Inspect", each,
+                           refuse=_on_records("inspect", "inspect_batch(fn)"))
 
 
 def inspect_time(stream, fn):
@@ -130,7 +149,8 @@ def inspect_time(stream, fn):
             fn(t, x)
         return data
 
-    return _pipeline_unary(stream, "InspectTime", each)
+    return _pipeline_unary(stream, "InspectTime", each,
+                           refuse=_on_records("inspect_time", "inspect_batch(fn)"))
 
 
 def inspect_batch(stream, fn):

@@ -9,7 +9,7 @@ from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.capability import Capability
 from timely.dataflow.handles import BUFFER, Session
 from timely.dataflow.time import from_datetime, minimum
-from timely.errors import CapabilityError, DataflowError
+from timely.errors import CapabilityError, ColumnarError, DataflowError
 from timely.progress.timestamp import less_equal, validate
 
 if TYPE_CHECKING:
@@ -92,10 +92,15 @@ class InputHandle(Generic[T]):
         """Sends ``record`` at the handle's current time. Records are buffered and sent in
         batches; amortized constant time.
 
-        Raises :class:`timely.CapabilityError` if the handle is closed, and
-        :class:`timely.DataflowError` if it is not attached to a dataflow yet.
+        Raises :class:`timely.CapabilityError` if the handle is closed,
+        :class:`timely.DataflowError` if it is not attached to a dataflow yet,
+        and :class:`timely.ColumnarError` for a columnar Batch (a batch is
+        sent whole with :meth:`send_batch`).
         """
         self._check()
+        if type(record) is Batch:
+            raise ColumnarError("send() sends one record, and this is a columnar Batch: send "
+                                "it whole with send_batch(batch)")
         self._buffer.append(record)
         if len(self._buffer) >= BUFFER:
             self.flush()
