@@ -13,21 +13,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
-import sys
 import time as _time
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from timely.communication.allocator import Allocator, ThreadAllocator
 from timely.dataflow.activate import Activator, SyncActivator, WorkerActivations
-from timely.dataflow.builder import is_internal
+from timely.dataflow.builder import user_stacklevel
 from timely.dataflow.progcaster import Progcaster
 from timely.dataflow.subgraph import Subgraph
 from timely.errors import ConfigurationError, DataflowError, StallWarning, TimelyError
 
 if TYPE_CHECKING:
-    from types import FrameType
-
     from timely.dataflow.scope import Scope
     from timely.logging.registry import LoggingRegistry
     from timely.progress.holds import Holder
@@ -64,12 +61,7 @@ def _report_stall(text: str) -> None:
         log.warning("%s", text)
         return
     # Attributed to the user's line that was stepping the worker.
-    level = 2
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None and is_internal(f"{frame.f_code.co_filename}:0"):
-        level += 1
-        frame = frame.f_back
-    warnings.warn(text, StallWarning, stacklevel=level)
+    warnings.warn(text, StallWarning, stacklevel=user_stacklevel())
 
 
 def _fix_for(holder: Holder) -> str:

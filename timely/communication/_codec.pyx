@@ -77,14 +77,16 @@ def encode(list messages):
         identifier = entry[0]
         data = entry[1]
         if type(data) is tuple and len(<tuple>data) == 2:
+            # (time, content): a Batch, a list of records or an array
+            # travels raw; any other content goes inline below.
             message = <tuple>data
             time = message[0]
-            data = message[1]
+            content = message[1]
             if type(time) is not int:
                 simple = False
-            if type(data) is Batch and data.columns:
+            if type(content) is Batch and content.columns:
                 layout = []
-                for column in data.columns.values():
+                for column in content.columns.values():
                     written = column_parts(column)
                     if written is None:
                         layout.append(column)          # pickled: Python objects
@@ -92,21 +94,20 @@ def encode(list messages):
                     else:
                         layout.append(len(columns))
                         columns.append(written)
-                envelope.append((COLUMNAR, identifier, time, data.names, tuple(layout)))
+                envelope.append((COLUMNAR, identifier, time, content.names, tuple(layout)))
                 continue
-            if type(data) is list and data and type((<list>data)[0]) in TAGGED:
+            if type(content) is list and content and type((<list>content)[0]) in TAGGED:
                 tagged = bytearray()
-                encode_records(data, tagged, True)
-                envelope.append((RECORDS, identifier, time, len(<list>data), len(raw)))
+                encode_records(content, tagged, True)
+                envelope.append((RECORDS, identifier, time, len(<list>content), len(raw)))
                 raw.append(tagged)
                 continue
-            if type(data) is ndarray and data.ndim == 1:
-                written = column_parts(data)
+            if type(content) is ndarray and content.ndim == 1:
+                written = column_parts(content)
                 if written is not None:
                     envelope.append((COLUMNAR, identifier, time, None, len(columns)))
                     columns.append(written)
                     continue
-            data = entry[1]
         elif type(data) is bytes:
             # A raw message (a progress batch): one segment.
             envelope.append((RAW, identifier, len(raw)))

@@ -57,15 +57,29 @@ def is_internal(site: str) -> bool:
     return _internal_file(site.rsplit(":", 1)[0])
 
 
+def _user_frame() -> tuple[FrameType | None, int]:
+    """The innermost frame outside the timely package, starting at the
+    caller of this function's caller, and its ``stacklevel`` for a
+    ``warnings.warn`` in that caller (1: the caller itself)."""
+    f: FrameType | None = sys._getframe(2)
+    level = 1
+    while f is not None and _internal_file(f.f_code.co_filename):
+        f = f.f_back
+        level += 1
+    return f, level
+
+
 def user_site() -> str | None:
     """``file:line`` of the innermost caller outside the timely package:
     where the user's program built what is being built (once per operator)."""
-    f: FrameType | None = sys._getframe(1)
-    while f is not None:
-        if not _internal_file(f.f_code.co_filename):
-            return f"{f.f_code.co_filename}:{f.f_lineno}"
-        f = f.f_back
-    return None
+    f, _ = _user_frame()
+    return None if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` at which a warning its caller issues names the
+    innermost line outside the timely package (the user's)."""
+    return _user_frame()[1]
 
 
 class OperatorInfo:

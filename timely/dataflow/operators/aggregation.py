@@ -18,7 +18,9 @@ argument: a column name (``str``) means the columnar one, a function this one.
 
 from __future__ import annotations
 
+from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
+from timely.dataflow.operators.core import per_time
 from timely.dataflow.operators.generic import unary_notify
 from timely.errors import RouteError
 
@@ -43,23 +45,26 @@ def aggregate(stream, fold, emit, route=None, default=int):
     >>> out.extract()
     [(0, [(0, 20), (1, 25)])]
     """
-    per_time: dict = {}
+    b = OperatorBuilder("Aggregate", stream.scope)
+    inp = b.new_input(stream, _exchange_by_key(route))
+    out, result = b.new_output()
 
-    def logic(input, output, notificator):
-        for cap, data in input:
-            states = per_time.get(cap.time)
-            if states is None:
-                states = per_time[cap.time] = {}
-                notificator.notify_at(cap.retain())
-            for key, value in data:
-                state = states.get(key)
-                states[key] = fold(key, value, default() if state is None else state)
-        for cap, _ in notificator:
-            states = per_time.pop(cap.time, None)
-            if states:
-                output.session(cap).give_iterator(emit(k, s) for k, s in states.items())
+    def absorb(states, data):
+        for key, value in data:
+            state = states.get(key)
+            states[key] = fold(key, value, default() if state is None else state)
+        return states
 
-    return unary_notify(stream, _exchange_by_key(route), "Aggregate", [], logic)
+    def finish(time, states):
+        return [emit(key, state) for key, state in states.items()]
+
+    def build(caps, info):
+        caps.clear()
+        # A dict of states per time, folded into as records arrive.
+        return per_time(b, inp, out, lambda time: {}, absorb, finish)
+
+    b.build(build)
+    return result
 
 
 def state_machine(stream, fold, route=None, default=int):

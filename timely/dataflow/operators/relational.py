@@ -45,19 +45,12 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
 from timely.dataflow.notificator import FrontierNotificator
+from timely.dataflow.operators.columnar import _batch
 from timely.dataflow.operators._relational import KeyEncoder, KeyIndex, bucket, expand, first_rows
 from timely.dataflow.operators._relational import improve as _improve
 from timely.errors import ColumnarError
 
 __all__ = ["KeyEncoder", "KeyIndex", "distinct", "improve", "join"]
-
-
-def _batch(data, operator: str) -> Batch:
-    if type(data) is not Batch:
-        raise ColumnarError(
-            f"{operator} works on columnar Batches, not on a {type(data).__name__} of records"
-        )
-    return data
 
 
 def _names(columns, what: str) -> tuple[str, ...]:
