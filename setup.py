@@ -64,6 +64,7 @@ modules = {
     "timely.container._serialize": [],
     "timely.dataflow._activate": [],
     "timely.dataflow._progcaster": [],
+    "timely.dataflow._handles": [],
     "timely.dataflow._channels": [],
     "timely.dataflow.operators._relational": ["csrc/hash.c"],
     "timely.algorithms._graph": [],

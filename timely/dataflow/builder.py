@@ -33,7 +33,7 @@ from timely.dataflow._activate import ChildActivator, Schedulable
 from timely.dataflow.activate import Activator
 from timely.dataflow.capability import Capability
 from timely.dataflow.channels import Counter, Tee
-from timely.dataflow.handles import InputHandleCore, OutputHandle
+from timely.dataflow.handles import InputHandleCore, OutputHandle, settle
 from timely.dataflow.time import minimum, summary_for
 from timely.errors import DataflowError
 from timely.progress.change_batch import ChangeBatch
@@ -161,12 +161,7 @@ class OperatorCore(Operate):
 
     def schedule(self) -> bool:
         result = self._logic(self._frontiers)
-        for inp in self._inputs:
-            if inp._current is not None:
-                inp._retire()
-        for out in self._outputs:
-            if out._buffer:
-                out.flush()
+        settle(self._inputs, self._outputs)
         return bool(result)
 
     def shut_down(self) -> None:
