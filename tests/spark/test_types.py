@@ -139,3 +139,47 @@ def test_a_timestamp_column_in_a_session_that_never_set_a_time_zone(spark):
     df = fresh.range(6).select(F.col("id").alias("k"), F.timestamp_seconds("id").alias("ts"))
     result = run(df, lambda stream: stream, "k long, ts timestamp", workers=2)
     assert sorted(result.collect()) == sorted(df.collect())
+
+
+def test_a_numpy_datetime_column_is_a_declared_timestamp_without_a_cast(spark):
+    """A dataflow that makes its times with numpy (``datetime64[ns]``, or
+    seconds) gives a declared ``timestamp`` column as it is, in a session
+    that never set a time zone: no value changes, so no ``cast=True``."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    from timely import Batch
+
+    fresh = spark.newSession()
+    assert fresh.conf.get("spark.sql.session.timeZone", None) is None
+    df = fresh.range(-3, 5).select(F.col("id").alias("k"))
+
+    def times(batch):
+        k = np.asarray(batch["k"], dtype=np.int64)
+        return Batch(k=k, ts=(k * 1_000_003_000).astype("datetime64[ns]"),
+                     day=(k * 86_400).astype("datetime64[s]"))
+
+    result = run(df, lambda stream: stream.map_batch(times),
+                 "k long, ts timestamp, day timestamp_ntz", workers=2)
+    want = df.select("k", F.timestamp_micros(F.expr("k * 1000003")).alias("ts"),
+                     F.expr("to_timestamp_ntz(timestamp_seconds(k * 86400))").alias("day"))
+    assert sorted(result.collect()) == sorted(want.collect())
+
+
+def test_times_finer_than_the_declared_unit_name_the_column():
+    """Nanoseconds that are not whole microseconds would change: the column
+    is named and the fix given; ``cast=True`` truncates them."""
+    import numpy as np
+    import pyarrow as pa
+
+    from timely import Batch
+    from timely.errors import SparkSchemaError
+    from timely.spark.schema import conform
+
+    batch = Batch(ts=np.array([1_000, 1_001], dtype="datetime64[ns]"))
+    schema = pa.schema([("ts", pa.timestamp("us", tz="UTC"))])
+    with pytest.raises(SparkSchemaError, match="column 'ts' .*finer than a microsecond"):
+        conform(batch, schema)
+    assert conform(batch, schema, cast=True).column(0).cast(pa.int64()).to_pylist() == [1, 1]
+    whole = Batch(ts=np.array([1_000, 2_000, "NaT"], dtype="datetime64[ns]"))
+    assert conform(whole, schema).column(0).to_pylist()[2] is None

@@ -9,7 +9,8 @@ output of a dataflow held against the schema it declares.
 - :func:`conform`: a :class:`~timely.Batch` as a record batch of exactly the
   declared columns: a declared column missing, an extra (renamed) one, or one
   of another type raises :class:`SparkSchemaError` naming it; types are cast
-  only with ``cast=True``. Null rows stay null.
+  only with ``cast=True``, except times, which match a declared timestamp in
+  any unit and zone when no value changes. Null rows stay null.
 - :func:`probe`: one row of an input schema (zeros, empty text, nulls in
   nested types), which :func:`timely.spark.run` and
   :func:`timely.spark.map_batches` push through the user's code on the
@@ -79,8 +80,39 @@ def _same(got, want) -> bool:
     return False
 
 
+def _instants(got, want) -> bool:
+    """Both types are timestamps: the same instants in any unit or zone."""
+    import pyarrow as pa
+
+    return bool(pa.types.is_timestamp(got) and pa.types.is_timestamp(want))
+
+
+def _same_instants(name: str, column, want):
+    """``column`` (timestamps) in the declared unit and zone, when no value
+    changes: a numpy ``datetime64[ns]`` or ``[s]`` column is a declared
+    ``timestamp`` (microseconds) as it is, unless it has a part of a
+    microsecond, which raises naming the column."""
+    import pyarrow as pa
+
+    unit = {"s": "second", "ms": "millisecond", "us": "microsecond", "ns": "nanosecond"}
+    try:
+        return column.cast(want, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+        raise SparkSchemaError(
+            f"column {name!r} is {column.type} in the output with values that {want} cannot "
+            f"hold exactly (finer than a {unit[want.unit]}, or out of its range): round them, "
+            f"or pass cast=True to truncate them ({error})") from error
+
+
 def conform(batch: Batch, schema, cast: bool = False):
-    """``batch`` as a ``pyarrow.RecordBatch`` of ``schema``."""
+    """``batch`` as a ``pyarrow.RecordBatch`` of ``schema``.
+
+    A column of times (numpy ``datetime64`` of any unit, or Arrow
+    timestamps of any zone) matches a declared ``timestamp`` or
+    ``timestamp_ntz`` whenever its values convert exactly: nanoseconds that
+    are whole microseconds, seconds, another zone's label on the same
+    instants. ``cast=True`` casts any column, truncating times to the
+    declared unit."""
     import pyarrow as pa
 
     record_batch = batch.to_arrow()
@@ -98,15 +130,20 @@ def conform(batch: Batch, schema, cast: bool = False):
     for field in schema:
         column = record_batch.column(field.name)
         if column.type != field.type:
-            if not cast and not _same(column.type, field.type):
+            if not cast and _instants(column.type, field.type):
+                column = _same_instants(field.name, column, field.type)
+            elif not cast and not _same(column.type, field.type):
                 raise SparkSchemaError(
                     f"column {field.name!r} is {column.type} in the output but declared "
                     f"{field.type}: declare its type, or pass cast=True to cast it")
-            try:
-                column = column.cast(field.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
-                raise SparkSchemaError(f"column {field.name!r} ({column.type}) cannot be cast "
-                                       f"to {field.type}: {error}") from error
+            else:
+                try:
+                    # An explicit cast of times truncates to the declared unit.
+                    column = column.cast(field.type, safe=not _instants(column.type, field.type))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError,
+                        pa.ArrowTypeError) as error:
+                    raise SparkSchemaError(f"column {field.name!r} ({column.type}) cannot be "
+                                           f"cast to {field.type}: {error}") from error
         arrays.append(column)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
