@@ -82,6 +82,25 @@ def user_stacklevel() -> int:
     return _user_frame()[1]
 
 
+def operator_name(name: object, default: str) -> str:
+    """The name an operator is built with: ``name`` when given, else
+    ``default``. The name is what log events, pictures, stall reports and
+    error messages call the operator, so it must be a str with something
+    to show; anything else raises TypeError naming the parameter ``name``.
+
+    >>> operator_name(None, "Map"), operator_name("parse events", "Map")
+    ('Map', 'parse events')
+    """
+    if name is None:
+        return default
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a non-empty str, not {name!r} of type "
+                        f"{type(name).__name__}")
+    if not name.strip():
+        raise TypeError(f"name must be a non-empty str, not {name!r}")
+    return name
+
+
 class OperatorInfo:
     """What an operator knows about itself: name, index in its scope, address."""
 

@@ -68,13 +68,17 @@ class Scope:
     # -- inputs --------------------------------------------------------------
 
     @overload
-    def new_input(self) -> tuple[InputHandle[Any], Stream[Any]]: ...
+    def new_input(self, *, name: str | None = None) -> tuple[InputHandle[Any], Stream[Any]]: ...
     @overload
-    def new_input(self, record_type: type[T]) -> tuple[InputHandle[T], Stream[T]]: ...
+    def new_input(self, record_type: type[T], *,
+                  name: str | None = None) -> tuple[InputHandle[T], Stream[T]]: ...
 
-    def new_input(self, record_type: type[Any] | None = None,
+    def new_input(self, record_type: type[Any] | None = None, *, name: str | None = None,
                   ) -> tuple[InputHandle[Any], Stream[Any]]:
         """An input: returns ``(handle, stream)``; see :class:`~timely.InputHandle`.
+        The input operator is called ``name`` in log events, pictures, stall
+        reports and errors (``Input`` without it); a name that is not a
+        non-empty str raises TypeError.
 
         ``record_type`` is for type checkers only (it is not checked at run
         time): ``scope.new_input(int)`` is an ``(InputHandle[int],
@@ -86,18 +90,21 @@ class Scope:
         from timely.dataflow.operators.input import InputHandle
 
         handle: InputHandle[Any] = InputHandle()
-        return handle, self.input_from(handle)
+        return handle, self.input_from(handle, name=name)
 
-    def input_from(self, handle: InputHandle[T]) -> Stream[T]:
-        """Attaches an unattached :class:`~timely.InputHandle`; returns its stream."""
+    def input_from(self, handle: InputHandle[T], *, name: str | None = None) -> Stream[T]:
+        """Attaches an unattached :class:`~timely.InputHandle`; returns its
+        stream. The operator is called ``name`` (``Input`` without it)."""
         from timely.dataflow.operators.input import input_from
 
-        return input_from(self, handle)
+        return input_from(self, handle, name)
 
-    def new_unordered_input(self) -> tuple[tuple[UnorderedHandle[Any], Capability], Stream[Any]]:
+    def new_unordered_input(self, *, name: str | None = None,
+                            ) -> tuple[tuple[UnorderedHandle[Any], Capability], Stream[Any]]:
         """An input whose records may be sent at any time the capability allows:
         returns ``((handle, capability), stream)`` as the crate does;
         ``handle.session(cap).give(x)`` or ``handle.activate().session(cap)``.
+        The operator is called ``name`` (``UnorderedInput`` without it).
 
         >>> import timely
         >>> def work(worker):
@@ -114,13 +121,19 @@ class Scope:
         """
         from timely.dataflow.operators.input import new_unordered_input
 
-        return new_unordered_input(self)
+        return new_unordered_input(self, name)
 
-    def to_stream(self, iterable: Iterable[T]) -> Stream[T]:
-        """A stream of this worker's records from ``iterable``, all at the minimum time."""
+    def to_stream(self, iterable: Iterable[T], *, name: str | None = None) -> Stream[T]:
+        """A stream of this worker's records from ``iterable``, all at the
+        minimum time. The operator is called ``name`` (``ToStream`` without it).
+
+        >>> import timely
+        >>> timely.example(lambda s: s.to_stream("ab", name="letters").capture()).extract()
+        [(0, ['a', 'b'])]
+        """
         from timely.dataflow.operators.input import to_stream
 
-        return to_stream(self, iterable)
+        return to_stream(self, iterable, name)
 
     def source(self, name: str,
                constructor: Callable[[Capability, OperatorInfo],
@@ -134,13 +147,15 @@ class Scope:
 
         return source(self, name, constructor)
 
-    def concatenate(self, streams: Iterable[Stream[T]]) -> Stream[T]:
-        """One stream with the records of all ``streams``."""
+    def concatenate(self, streams: Iterable[Stream[T]], *,
+                    name: str | None = None) -> Stream[T]:
+        """One stream with the records of all ``streams``; the operator is
+        called ``name`` (``Concatenate`` without it)."""
         from timely.dataflow.operators.core import concatenate
 
-        return concatenate(self, list(streams))
+        return concatenate(self, list(streams), name)
 
-    def empty(self) -> Stream[Any]:
+    def empty(self, *, name: str | None = None) -> Stream[Any]:
         """A stream with no records, complete at once (the crate's ``empty``).
 
         >>> import timely
@@ -149,7 +164,7 @@ class Scope:
         """
         from timely.dataflow.operators.core import empty
 
-        return empty(self)
+        return empty(self, name)
 
     def iterator_source(self, name: str,
                         input_fn: Callable[[Any], IteratorSourceInput | None],
@@ -202,15 +217,16 @@ class Scope:
 
     # -- loops ---------------------------------------------------------------
 
-    def feedback(self, summary: int | tuple[int, ...] | PathSummary,
-                 ) -> tuple[LoopHandle[Any], Stream[Any]]:
+    def feedback(self, summary: int | tuple[int, ...] | PathSummary, *,
+                 name: str | None = None) -> tuple[LoopHandle[Any], Stream[Any]]:
         """A loop: returns ``(handle, stream)``. Records given to ``handle`` (by
         ``stream.connect_loop(handle)``) reappear on ``stream`` with their time
         advanced by ``summary`` (an int increments the innermost coordinate).
 
         Raises :class:`timely.SummaryError` if ``summary`` does not advance
         timestamps (a cycle must strictly advance them, or progress could
-        never be made).
+        never be made). The loop's operator is called ``name`` (``Feedback``
+        without it).
         """
         from timely.dataflow.operators.feedback import feedback
 
@@ -219,7 +235,7 @@ class Scope:
             raise SummaryError(
                 f"feedback summary {summary!r} does not advance timestamps: every cycle must "
                 f"strictly advance them (use 1, or a summary with a positive coordinate)")
-        return feedback(self, ps)
+        return feedback(self, ps, name)
 
     loop_variable = feedback
 

@@ -39,6 +39,18 @@ class Stream(Generic[T]):
     its records, for type checkers only (a columnar stream is a
     ``Stream[Batch]``): ``stream.map(fn)`` with ``fn: Callable[[T], U]`` is a
     ``Stream[U]``; operators that pass records on keep ``T``.
+
+    Every method that builds an operator takes a keyword-only ``name``: the
+    operator's name in log events, pictures (:mod:`timely.viz`), stall
+    reports and error messages. Without it (``None``) the operator has its
+    kind's name (``Map``, ``Exchange``, ...); a name that is not a non-empty
+    str raises TypeError. The generic operators (``unary``, ``sink``, ...)
+    take their name as a positional argument, as the crate's do.
+
+    >>> import timely
+    >>> timely.example(lambda s: s.to_stream([1, 2], name="numbers")
+    ...     .map(lambda x: x * 10, name="times ten").capture()).extract()
+    [(0, [10, 20])]
     """
 
     __slots__ = ("scope", "source", "_tee")
@@ -61,32 +73,34 @@ class Stream(Generic[T]):
 
     # -- record operators ----------------------------------------------------
 
-    def map(self, fn: Callable[[T], U]) -> Stream[U]:
+    def map(self, fn: Callable[[T], U], *, name: str | None = None) -> Stream[U]:
         """``fn(record)`` for every record."""
-        return _core.map_(self, fn)
+        return _core.map_(self, fn, name=name)
 
-    def flat_map(self, fn: Callable[[T], Iterable[U]]) -> Stream[U]:
+    def flat_map(self, fn: Callable[[T], Iterable[U]], *, name: str | None = None) -> Stream[U]:
         """Every element of ``fn(record)`` for every record."""
-        return _core.flat_map(self, fn)
+        return _core.flat_map(self, fn, name=name)
 
-    def filter(self, pred: Callable[[T], object]) -> Stream[T]:
+    def filter(self, pred: Callable[[T], object], *, name: str | None = None) -> Stream[T]:
         """The records for which ``pred(record)`` is true."""
-        return _core.filter_(self, pred)
+        return _core.filter_(self, pred, name=name)
 
-    def inspect(self, fn: Callable[[T], object]) -> Stream[T]:
+    def inspect(self, fn: Callable[[T], object], *, name: str | None = None) -> Stream[T]:
         """Calls ``fn(record)`` for every record, passing records on."""
-        return _core.inspect(self, fn)
+        return _core.inspect(self, fn, name=name)
 
-    def inspect_time(self, fn: Callable[[Time, T], object]) -> Stream[T]:
+    def inspect_time(self, fn: Callable[[Time, T], object], *,
+                     name: str | None = None) -> Stream[T]:
         """Calls ``fn(time, record)`` for every record."""
-        return _core.inspect_time(self, fn)
+        return _core.inspect_time(self, fn, name=name)
 
-    def inspect_batch(self, fn: Callable[[Time, Any], object]) -> Stream[T]:
+    def inspect_batch(self, fn: Callable[[Time, Any], object], *,
+                      name: str | None = None) -> Stream[T]:
         """Calls ``fn(time, batch)`` for every batch."""
-        return _core.inspect_batch(self, fn)
+        return _core.inspect_batch(self, fn, name=name)
 
     def exchange(self, route: Callable[[T], object] | str | None = None, *,
-                 key: int | str | None = None) -> Stream[T]:
+                 key: int | str | None = None, name: str | None = None) -> Stream[T]:
         """Sends each record to worker ``stable_hash(k) % peers`` of its key ``k``:
         ``route(record)`` (an int route is used as it is), the field
         ``record[key]`` (``key`` an int), ``record[key]`` of a dict or the
@@ -101,9 +115,10 @@ class Stream(Generic[T]):
         ...     .capture()).extract()
         [(0, [('a', 1), ('b', 2)])]
         """
-        return _core.exchange(self, route, key=key)
+        return _core.exchange(self, route, key=key, name=name)
 
-    def exchange_batch(self, fn: Callable[[Any], np.ndarray]) -> Stream[T]:
+    def exchange_batch(self, fn: Callable[[Any], np.ndarray], *,
+                       name: str | None = None) -> Stream[T]:
         """Routes each message's records together: ``fn(records)`` (a list; a
         :class:`~timely.Batch` for a columnar stream) returns a 1-D numpy
         integer array with one *hash* per record, not a worker: record ``i``
@@ -115,77 +130,83 @@ class Stream(Generic[T]):
         ...     .exchange_batch(lambda xs: np.array(xs) // 2).capture()).extract()
         [(0, [1, 2, 3])]
         """
-        return _core.exchange(self, batch=fn)
+        return _core.exchange(self, batch=fn, name=name)
 
-    def broadcast(self) -> Stream[T]:
+    def broadcast(self, *, name: str | None = None) -> Stream[T]:
         """Sends every record to every worker."""
-        return _core.broadcast(self)
+        return _core.broadcast(self, name=name)
 
-    def concat(self, other: Stream[T]) -> Stream[T]:
+    def concat(self, other: Stream[T], *, name: str | None = None) -> Stream[T]:
         """The records of both streams."""
-        return _core.concatenate(self.scope, [self, other])
+        return _core.concatenate(self.scope, [self, other], name=name)
 
-    def partition(self, parts: int, route: Callable[[T], tuple[int, U]]) -> list[Stream[U]]:
+    def partition(self, parts: int, route: Callable[[T], tuple[int, U]], *,
+                  name: str | None = None) -> list[Stream[U]]:
         """``parts`` streams; ``route(record)`` gives ``(part, value)``."""
-        return _core.partition(self, parts, route)
+        return _core.partition(self, parts, route, name=name)
 
-    def branch(self, condition: Callable[[Time, T], object]) -> tuple[Stream[T], Stream[T]]:
+    def branch(self, condition: Callable[[Time, T], object], *,
+               name: str | None = None) -> tuple[Stream[T], Stream[T]]:
         """``(false_stream, true_stream)`` by ``condition(time, record)``."""
-        return _core.branch(self, condition)
+        return _core.branch(self, condition, name=name)
 
-    def branch_when(self, condition: Callable[[Time], object]) -> tuple[Stream[T], Stream[T]]:
+    def branch_when(self, condition: Callable[[Time], object], *,
+                    name: str | None = None) -> tuple[Stream[T], Stream[T]]:
         """``(false_stream, true_stream)`` by ``condition(time)`` per batch."""
-        return _core.branch_when(self, condition)
+        return _core.branch_when(self, condition, name=name)
 
-    def ok(self) -> Stream[Any]:
+    def ok(self, *, name: str | None = None) -> Stream[Any]:
         """The values of the ``Ok`` records."""
-        return _core.ok(self)
+        return _core.ok(self, name=name)
 
-    def err(self) -> Stream[Any]:
+    def err(self, *, name: str | None = None) -> Stream[Any]:
         """The errors of the ``Err`` records."""
-        return _core.err(self)
+        return _core.err(self, name=name)
 
-    def delay(self, fn: Callable[[T, Time], Time]) -> Stream[T]:
+    def delay(self, fn: Callable[[T, Time], Time], *, name: str | None = None) -> Stream[T]:
         """Each record moves to time ``fn(record, time)``, released when that time completes."""
-        return _core.delay(self, fn)
+        return _core.delay(self, fn, name=name)
 
-    def delay_batch(self, fn: Callable[[Time], Time]) -> Stream[T]:
+    def delay_batch(self, fn: Callable[[Time], Time], *, name: str | None = None) -> Stream[T]:
         """Each batch moves to time ``fn(time)``."""
-        return _core.delay_batch(self, fn)
+        return _core.delay_batch(self, fn, name=name)
 
-    def reclock(self, clock: Stream[Any]) -> Stream[T]:
+    def reclock(self, clock: Stream[Any], *, name: str | None = None) -> Stream[T]:
         """Records reported at the times of ``clock``."""
-        return _core.reclock(self, clock)
+        return _core.reclock(self, clock, name=name)
 
-    def accumulate(self, init: A, logic: Callable[[A, Any], A]) -> Stream[A]:
+    def accumulate(self, init: A, logic: Callable[[A, Any], A], *,
+                   name: str | None = None) -> Stream[A]:
         """One value per complete time: ``logic(acc, batch)`` folded from ``init``."""
-        return _core.accumulate(self, init, logic)
+        return _core.accumulate(self, init, logic, name=name)
 
-    def count(self) -> Stream[int]:
+    def count(self, *, name: str | None = None) -> Stream[int]:
         """The number of records per complete time."""
-        return _core.count(self)
+        return _core.count(self, name=name)
 
     # -- columnar operators (streams of Batches) -----------------------------
 
     @overload
-    def map_batch(self, fn: Callable[[Batch], Batch]) -> Stream[Batch]: ...
+    def map_batch(self, fn: Callable[[Batch], Batch], *,
+                  name: str | None = None) -> Stream[Batch]: ...
     @overload
-    def map_batch(self, fn: Callable[[Any], Any]) -> Stream[Any]: ...
+    def map_batch(self, fn: Callable[[Any], Any], *, name: str | None = None) -> Stream[Any]: ...
 
-    def map_batch(self, fn: Callable[[Any], Any]) -> Stream[Any]:
+    def map_batch(self, fn: Callable[[Any], Any], *, name: str | None = None) -> Stream[Any]:
         """``fn(batch)`` for every batch, sent at its time (empty results are not sent)."""
         from timely.dataflow.operators import columnar as _columnar
 
-        return _columnar.map_batch(self, fn)
+        return _columnar.map_batch(self, fn, name=name)
 
-    def filter_batch(self, fn: Callable[[Batch], Any]) -> Stream[Batch]:
+    def filter_batch(self, fn: Callable[[Batch], Any], *, name: str | None = None) -> Stream[Batch]:
         """The rows of each Batch where the boolean mask ``fn(batch)`` is true."""
         from timely.dataflow.operators import columnar as _columnar
 
-        return _columnar.filter_batch(self, fn)
+        return _columnar.filter_batch(self, fn, name=name)
 
     def aggregate(self, key: str | Callable[..., Any], value: Any = None, how: Any = None, *,
-                  combine: bool = True, default: Callable[[], Any] = int) -> Stream[Any]:
+                  combine: bool = True, default: Callable[[], Any] = int,
+                  name: str | None = None) -> Stream[Any]:
         """Two aggregates, told apart by the first argument.
 
         ``aggregate("key", "value", how)`` (a column name first): columnar,
@@ -199,50 +220,53 @@ class Stream(Generic[T]):
         if callable(key):
             from timely.dataflow.operators.aggregation import aggregate
 
-            return aggregate(self, key, value, how, default)
+            return aggregate(self, key, value, how, default, name=name)
         from timely.dataflow.operators import columnar as _columnar
 
         return _columnar.aggregate(self, key, value, "sum" if how is None else how,
-                                   combine=combine)
+                                   combine=combine, name=name)
 
     def aggregate_batch(self, key: str, value: str | None = None,
                         how: str | Iterable[str] = "sum", *,
-                        combine: bool = True) -> Stream[Batch]:
+                        combine: bool = True, name: str | None = None) -> Stream[Batch]:
         """Per complete time, one Batch per worker: column ``key`` and one column
         per aggregate in ``how`` (``count``, ``sum``, ``min``, ``max``) of
         ``value``; exchanged by ``key``, so exact at any worker count. See
         :func:`timely.dataflow.operators.columnar.aggregate`."""
         from timely.dataflow.operators import columnar as _columnar
 
-        return _columnar.aggregate(self, key, value, how, combine=combine)
+        return _columnar.aggregate(self, key, value, how, combine=combine, name=name)
 
     def join(self, other: Stream[Any], on: str | Iterable[str] | None = None, *,
              left_on: str | Iterable[str] | None = None,
              right_on: str | Iterable[str] | None = None,
-             persist: str | None = None) -> Stream[Batch]:
+             persist: str | None = None, name: str | None = None) -> Stream[Batch]:
         """The equi-join of two Batch streams by key columns (integers,
         floats, datetimes, bytes or text, mixed freely), per complete time;
         ``persist="right"`` keeps ``other``'s rows for every later time. See
         :func:`timely.dataflow.operators.relational.join`."""
         from timely.dataflow.operators.relational import join
 
-        return join(self, other, on, left_on=left_on, right_on=right_on, persist=persist)
+        return join(self, other, on, left_on=left_on, right_on=right_on, persist=persist,
+                    name=name)
 
-    def distinct(self, columns: str | Iterable[str], *, persist: bool = False) -> Stream[Batch]:
+    def distinct(self, columns: str | Iterable[str], *, persist: bool = False,
+                 name: str | None = None) -> Stream[Batch]:
         """The distinct rows by key ``columns`` (integers, floats,
         datetimes, bytes or text), per complete time. See
         :func:`timely.dataflow.operators.relational.distinct`."""
         from timely.dataflow.operators.relational import distinct
 
-        return distinct(self, columns, persist=persist)
+        return distinct(self, columns, persist=persist, name=name)
 
-    def improve(self, key: str | Iterable[str], value: str, how: str = "min") -> Stream[Batch]:
+    def improve(self, key: str | Iterable[str], value: str, how: str = "min", *,
+                name: str | None = None) -> Stream[Batch]:
         """Per key, the least (greatest) ``value`` where it improves on every
         value sent before: the state of a fixpoint loop. See
         :func:`timely.dataflow.operators.relational.improve`."""
         from timely.dataflow.operators.relational import improve
 
-        return improve(self, key, value, how)
+        return improve(self, key, value, how, name=name)
 
     # -- scopes and loops ----------------------------------------------------
 
@@ -264,40 +288,41 @@ class Stream(Generic[T]):
 
     # -- observing -----------------------------------------------------------
 
-    def probe(self) -> ProbeHandle:
+    def probe(self, *, name: str | None = None) -> ProbeHandle:
         """A :class:`ProbeHandle` on this stream's frontier."""
         handle = _probe.ProbeHandle()
-        _probe.probe_with(self, handle, passthrough=False)
+        _probe.probe_with(self, handle, passthrough=False, name=name)
         return handle
 
-    def probe_with(self, handle: ProbeHandle) -> Stream[T]:
+    def probe_with(self, handle: ProbeHandle, *, name: str | None = None) -> Stream[T]:
         """Adds this stream to ``handle``'s frontier; returns the stream unchanged."""
-        return _probe.probe_with(self, handle, passthrough=True)
+        return _probe.probe_with(self, handle, passthrough=True, name=name)
 
-    def capture(self) -> CaptureHandle[T]:
+    def capture(self, *, name: str | None = None) -> CaptureHandle[T]:
         """Records the stream's events in this process; ``.extract()`` gives
         ``[(time, sorted records)]``."""
         from timely.dataflow.operators import capture as _capture
 
         handle: CaptureHandle[T] = _capture.CaptureHandle()
-        _capture.capture_into(self, handle)
+        _capture.capture_into(self, handle, name=name)
         return handle
 
-    def capture_into(self, pusher: EventPusher) -> None:
+    def capture_into(self, pusher: EventPusher, *, name: str | None = None) -> None:
         """Pushes every event (``Messages``, ``Progress``) to ``pusher.push``."""
         from timely.dataflow.operators import capture as _capture
 
-        _capture.capture_into(self, pusher)
+        _capture.capture_into(self, pusher, name=name)
 
     # -- generic operators ---------------------------------------------------
 
-    def vertex(self, v: Vertex, *others: Stream[Any]) -> Any:
+    def vertex(self, v: Vertex, *others: Stream[Any], name: str | None = None) -> Any:
         """Hosts a Naiad-style :class:`~timely.Vertex` on this stream (and ``others``,
         one per further vertex input). Returns its output stream, or a list when
-        it has other than one output."""
+        it has other than one output. The operator is called ``name``, else
+        ``v.name``, else the vertex's class name."""
         from timely.dataflow.operators.vertex import vertex
 
-        outs = vertex([self, *others], v)
+        outs = vertex([self, *others], v, name=name)
         return outs[0] if len(outs) == 1 else outs
 
     def sink(self, pact: PactLike, name: str,
@@ -403,14 +428,15 @@ class Stream(Generic[T]):
 
     # -- the rest of the crate's operators -------------------------------------
 
-    def ok_err(self, logic: Callable[[T], Ok | Err]) -> tuple[Stream[Any], Stream[Any]]:
+    def ok_err(self, logic: Callable[[T], Ok | Err], *,
+               name: str | None = None) -> tuple[Stream[Any], Stream[Any]]:
         """``(ok_stream, err_stream)`` by ``logic(record)``, which returns
         ``Ok(x)`` (``x`` to the first) or ``Err(e)`` (``e`` to the second)."""
         from timely.dataflow.operators.result import ok_err
 
-        return ok_err(self, logic)
+        return ok_err(self, logic, name=name)
 
-    def map_ok(self, logic: Callable[[Any], Any]) -> Stream[Any]:
+    def map_ok(self, logic: Callable[[Any], Any], *, name: str | None = None) -> Stream[Any]:
         """``Ok(logic(x))`` for each ``Ok(x)``; ``Err`` records unchanged.
 
         >>> import timely
@@ -420,9 +446,9 @@ class Stream(Generic[T]):
         """
         from timely.dataflow.operators.result import map_ok
 
-        return map_ok(self, logic)
+        return map_ok(self, logic, name=name)
 
-    def map_err(self, logic: Callable[[Any], Any]) -> Stream[Any]:
+    def map_err(self, logic: Callable[[Any], Any], *, name: str | None = None) -> Stream[Any]:
         """``Err(logic(e))`` for each ``Err(e)``; ``Ok`` records unchanged.
 
         >>> import timely
@@ -432,9 +458,9 @@ class Stream(Generic[T]):
         """
         from timely.dataflow.operators.result import map_err
 
-        return map_err(self, logic)
+        return map_err(self, logic, name=name)
 
-    def and_then(self, logic: Callable[[Any], Ok | Err]) -> Stream[Any]:
+    def and_then(self, logic: Callable[[Any], Ok | Err], *, name: str | None = None) -> Stream[Any]:
         """``logic(x)`` (an ``Ok`` or ``Err``) for each ``Ok(x)``; ``Err`` unchanged.
 
         >>> import timely
@@ -444,9 +470,10 @@ class Stream(Generic[T]):
         """
         from timely.dataflow.operators.result import and_then
 
-        return and_then(self, logic)
+        return and_then(self, logic, name=name)
 
-    def unwrap_or_else(self, logic: Callable[[Any], Any]) -> Stream[Any]:
+    def unwrap_or_else(self, logic: Callable[[Any], Any], *,
+                       name: str | None = None) -> Stream[Any]:
         """``x`` for each ``Ok(x)``, ``logic(e)`` for each ``Err(e)``.
 
         >>> import timely
@@ -456,9 +483,9 @@ class Stream(Generic[T]):
         """
         from timely.dataflow.operators.result import unwrap_or_else
 
-        return unwrap_or_else(self, logic)
+        return unwrap_or_else(self, logic, name=name)
 
-    def delay_total(self, fn: Callable[[T, Time], Time]) -> Stream[T]:
+    def delay_total(self, fn: Callable[[T, Time], Time], *, name: str | None = None) -> Stream[T]:
         """For totally ordered times: each record moves to ``fn(record, time)``,
         sent when that time completes.
 
@@ -466,9 +493,10 @@ class Stream(Generic[T]):
         >>> timely.example(lambda s: s.to_stream(range(4)).delay_total(lambda x, t: x * 2).capture()).extract()
         [(0, [0]), (2, [1]), (4, [2]), (6, [3])]
         """
-        return _core.delay_total(self, fn)
+        return _core.delay_total(self, fn, name=name)
 
-    def enter_at(self, scope: Scope, initial: Callable[[T], int]) -> Stream[T]:
+    def enter_at(self, scope: Scope, initial: Callable[[T], int], *,
+                 name: str | None = None) -> Stream[T]:
         """This stream inside the nested ``scope``, each record entering at
         the inner coordinate ``initial(record)`` instead of 0 (released once
         that inner time is complete).
@@ -485,9 +513,10 @@ class Stream(Generic[T]):
         """
         from timely.dataflow.operators import enterleave as _el
 
-        return _el.enter_at(self, scope, initial)
+        return _el.enter_at(self, scope, initial, name=name)
 
-    def inspect_core(self, fn: Callable[[Ok | Err], object]) -> Stream[T]:
+    def inspect_core(self, fn: Callable[[Ok | Err], object], *,
+                     name: str | None = None) -> Stream[T]:
         """Calls ``fn(Ok((time, batch)))`` per batch and ``fn(Err(frontier))``
         (the input frontier's elements) whenever the frontier changes.
 
@@ -497,9 +526,9 @@ class Stream(Generic[T]):
         >>> events
         [Ok((0, [0, 1, 2])), Err([])]
         """
-        return _core.inspect_core(self, fn)
+        return _core.inspect_core(self, fn, name=name)
 
-    def concatenate(self, others: Iterable[Stream[T]]) -> Stream[T]:
+    def concatenate(self, others: Iterable[Stream[T]], *, name: str | None = None) -> Stream[T]:
         """The records of this stream and of every stream in ``others``.
 
         >>> import timely
@@ -509,12 +538,13 @@ class Stream(Generic[T]):
         >>> timely.example(build).extract()
         [(0, [0, 1, 2])]
         """
-        return _core.concatenate(self.scope, [self, *others])
+        return _core.concatenate(self.scope, [self, *others], name=name)
 
     def state_machine(self, fold: Callable[..., Any], route: Callable[[Any], object] | None = None,
-                      default: Callable[[], Any] = int) -> Stream[Any]:
+                      default: Callable[[], Any] = int, *,
+                      name: str | None = None) -> Stream[Any]:
         """A state per key of ``(key, value)`` records; see
         :func:`timely.dataflow.operators.aggregation.state_machine`."""
         from timely.dataflow.operators.aggregation import state_machine
 
-        return state_machine(self, fold, route, default)
+        return state_machine(self, fold, route, default, name=name)

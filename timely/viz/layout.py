@@ -9,26 +9,122 @@ inputs sit on its left border and its outputs on its right border, so a
 channel entering a scope continues inside it from the same point. Loop
 edges are drawn below the operators, back to their target.
 
+Text is never cut: an operator's box is as wide as its longest line and as
+tall as its lines (a line wider than ``MAX_LINE_W`` wraps at its spaces, so
+joining a box's lines with spaces gives the text back), a scope's box is at
+least as wide as its title, and the gap after a column is wide enough for
+the labels of the channels leaving it. Widths are estimated from the text
+(:func:`text_width`): no font is measured.
+
 Cost: linear in the operators and channels of each scope, plus the sorting
 of each column, done twice.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
+from typing import Callable
 
-OP_W, OP_H = 190, 70          # an operator's box
-GAP_X, GAP_Y = 90, 30         # between columns, between boxes of a column
+OP_W, OP_H = 190, 70          # an operator's least box
+GAP_X, GAP_Y = 90, 30         # least gaps between columns, between boxes of a column
 PAD, TITLE = 20, 26           # inside a scope's border, its title's height
 LOOP_GAP = 16                 # between the loop edges under a scope's operators
 DATAFLOW_GAP = 30             # between dataflows
 
 IN, OUT = -1, -2              # a scope's inputs and outputs, as nodes of its own graph
 
+# Font sizes (px) of the picture's texts, as the page's style sets them.
+NAME_SIZE, NOTE_SIZE, LABEL_SIZE, TITLE_SIZE = 12.0, 11.0, 10.5, 12.0
+TEXT_PAD = 8                  # between an operator's box and its text
+MAX_LINE_W = 320              # an operator's line wider than this wraps at its spaces
+LABEL_PAD = 12                # around a channel's label, within its gap
+# Baselines inside an operator's box: the first line, a further line of the
+# same kind, the first line of another kind; and below the last baseline.
+FIRST_LINE, NEXT_LINE, NEXT_KIND, BELOW_TEXT = 18, 14, 16, 10
+
+
+def text_width(text: str, size: float, bold: bool = False) -> float:
+    """An estimate, from above, of the width of ``text`` at font ``size``:
+    wide (East Asian) characters one em, combining marks none, others 0.6
+    em (0.65 bold), which no common sans-serif font's average exceeds."""
+    em = 0.65 if bold else 0.6
+    width = 0.0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        width += 1.0 if unicodedata.east_asian_width(ch) in ("W", "F") else em
+    return width * size
+
+
+def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
+    """``text`` in lines no wider than ``width`` where it has spaces to
+    break at (a word wider than ``width`` keeps a line of its own). No
+    character is dropped: ``" ".join(wrap(text, ...)) == text``.
+
+    >>> wrap("parse the raw events", 80, 12.0)
+    ['parse the', 'raw events']
+    >>> wrap("short", 80, 12.0)
+    ['short']
+    """
+    if text_width(text, size, bold) <= width:
+        return [text]
+    lines: list[str] = []
+    line: str | None = None
+    for word in text.split(" "):
+        if line is None:
+            line = word
+        elif text_width(f"{line} {word}", size, bold) <= width:
+            line = f"{line} {word}"
+        else:
+            lines.append(line)
+            line = word
+    lines.append(line or "")
+    return lines
+
+
+_SIZES = {"name": (NAME_SIZE, True), "note": (NOTE_SIZE, False), "warn": (NOTE_SIZE, True)}
+
+
+def operator_lines(texts: list[tuple[str, str]]) -> tuple[list[tuple[str, str, float]], float,
+                                                        float]:
+    """An operator's box for ``texts``, ``[(kind, text)]`` with kind
+    ``name``, ``note`` or ``warn``: its lines ``[(kind, line, baseline)]``
+    (the baseline below the box's top), and its width and height."""
+    lines: list[tuple[str, str, float]] = []
+    widest = 0.0
+    y = 0.0
+    for kind, text in texts:
+        size, bold = _SIZES.get(kind, (NOTE_SIZE, False))
+        for line in wrap(text, MAX_LINE_W, size, bold):
+            if not lines:
+                y = FIRST_LINE
+            else:
+                y += NEXT_LINE if lines[-1][0] == kind else NEXT_KIND
+            lines.append((kind, line, y))
+            widest = max(widest, text_width(line, size, bold))
+    w = max(float(OP_W), widest + 2 * TEXT_PAD)
+    h = max(float(OP_H), y + BELOW_TEXT)
+    return lines, w, h
+
+
+def _default_texts(op) -> list[tuple[str, str]]:
+    return [("name", op.name)]
+
+
+def _default_title(addr: tuple, op) -> str:
+    return f"{op.name if op else 'scope'} [{'.'.join(map(str, addr))}]"
+
+
+def _default_label(ch) -> str:
+    return f"{ch.pact} · {ch.sent_records:,}"
+
 
 @dataclass
 class Box:
-    """An operator (``scope`` false) or a scope drawn at ``x, y`` (top left)."""
+    """An operator (``scope`` false) or a scope drawn at ``x, y`` (top left).
+    An operator's ``lines`` are ``[(kind, line, baseline)]`` (see
+    :func:`operator_lines`); a scope's, its title."""
 
     addr: tuple
     x: float
@@ -38,6 +134,7 @@ class Box:
     scope: bool
     inputs: int
     outputs: int
+    lines: list = field(default_factory=list)
 
     def input_at(self, port: int) -> tuple:
         k = max(self.inputs, port + 1)
@@ -50,13 +147,15 @@ class Box:
 
 @dataclass
 class Edge:
-    """A channel's path: ``path`` is SVG path data; ``label`` where its text goes."""
+    """A channel's path: ``path`` is SVG path data; ``label`` where its text
+    (``text``, centered there) goes."""
 
     channel: object
     path: str
     label: tuple
     loop: bool
     points: list = field(default_factory=list)
+    text: str = ""
 
 
 @dataclass
@@ -70,13 +169,29 @@ class _Measure:
 
 
 class Layout:
-    """Positions for every scope and operator of ``model``, and a path for every channel."""
+    """Positions for every scope and operator of ``model``, and a path for every channel.
 
-    def __init__(self, model):
+    What the boxes and edges say decides their sizes: ``operator_texts(op)``
+    gives an operator's ``[(kind, text)]`` (default: its name),
+    ``scope_title(addr, op)`` a scope's title (default: name and address;
+    ``op`` None for a scope no event named) and ``channel_label(channel)``
+    a channel's label (default: its pact and records sent).
+    """
+
+    def __init__(self, model, *,
+                 operator_texts: Callable[..., list[tuple[str, str]]] | None = None,
+                 scope_title: Callable[..., str] | None = None,
+                 channel_label: Callable[..., str] | None = None):
         self.model = model
         self.boxes: dict = {}       # addr -> Box
         self.edges: list = []
         self._measured: dict = {}
+        self._texts = operator_texts or _default_texts
+        self._title = scope_title or _default_title
+        label = channel_label or _default_label
+        self._labels = {ch.id: label(ch) for ch in model.channels.values()}
+        self._label_w = {i: text_width(t, LABEL_SIZE) for i, t in self._labels.items()}
+        self._ops: dict = {}        # addr -> (lines, w, h)
         self.width = 0.0
         self.height = 0.0
         roots = [a for a in model.scopes() if len(a) == 1]
@@ -110,7 +225,8 @@ class Layout:
 
     def _measure(self, scope: tuple) -> _Measure:
         model = self.model
-        children = [op.addr[-1] for op in model.children(scope)]
+        child_ops = {op.addr[-1]: op for op in model.children(scope)}
+        children = list(child_ops)
         sizes = {}
         for index in children:
             addr = (*scope, index)
@@ -118,7 +234,9 @@ class Layout:
                 m = self._measured.get(addr) or self._measure(addr)
                 sizes[index] = (m.w, m.h)
             else:
-                sizes[index] = (OP_W, OP_H)
+                lines, w, h = operator_lines(self._texts(child_ops[index]))
+                self._ops[addr] = lines
+                sizes[index] = (w, h)
         channels = model.scope_channels(scope)
         nodes = list(children)
         succ: dict = {n: [] for n in nodes}
@@ -175,19 +293,36 @@ class Layout:
                 columns[col].sort(key=bary)
                 for i, n in enumerate(columns[col]):
                     position[n] = i
+        # The gap after a column fits the labels of the channels leaving it
+        # (a channel spanning columns is given its first gap); the scope's
+        # inner margins, those of channels from its inputs and to its outputs.
+        gaps: dict = {}
+        in_w = out_w = loop_w = 0.0
+        for s, t, ch in arcs:
+            need = self._label_w[ch.id] + 2 * LABEL_PAD
+            if ch.loop:
+                loop_w = max(loop_w, need)
+            elif s == IN:
+                in_w = max(in_w, need)
+            elif t == OUT:
+                out_w = max(out_w, need)
+            else:
+                gaps[layer[s]] = max(gaps.get(layer[s], GAP_X), need)
         # Coordinates, relative to the content's top left.
         xs: dict = {}
         x = 0.0
         widths = {}
         first = 1 if has_in else 0
         last = max(columns) if columns else first
+        gap = float(GAP_X)
         for col in range(first, last + 1):
             members = columns.get(col, [])
             widths[col] = max((sizes[n][0] for n in members), default=0.0)
             xs[col] = x
             if members:
-                x += widths[col] + GAP_X
-        content_w = max(x - GAP_X, OP_W) if columns else OP_W
+                gap = gaps.get(col, GAP_X)
+                x += widths[col] + gap
+        content_w = max(x - gap, OP_W) if columns else OP_W
         heights = {col: sum(sizes[n][1] for n in members) + GAP_Y * (len(members) - 1)
                    for col, members in columns.items()}
         content_h = max(heights.values(), default=OP_H)
@@ -198,11 +333,13 @@ class Layout:
                 w, h = sizes[n]
                 rel[n] = (xs[col] + (widths[col] - w) / 2, y)
                 y += h + GAP_Y
-        inner_x = GAP_X / 2 if has_in else 0.0
+        inner_x = max(GAP_X / 2, in_w - PAD) if has_in else 0.0
         rel = {n: (px + inner_x, py) for n, (px, py) in rel.items()}
-        content_w += inner_x + (GAP_X / 2 if has_out else 0.0)
+        content_w += inner_x + (max(GAP_X / 2, out_w - PAD) if has_out else 0.0)
+        content_w = max(content_w, loop_w)
         loop_h = (LOOP_GAP * (len(loops) + 1)) if loops else 0.0
-        w = content_w + 2 * PAD
+        title_w = text_width(self._title(scope, model.operators.get(scope)), TITLE_SIZE, True)
+        w = max(content_w + 2 * PAD, title_w + 2 * TEXT_PAD + 4)
         h = content_h + loop_h + 2 * PAD + TITLE
         m = _Measure(w, h, rel, sizes, loops, content_h)
         self._measured[scope] = m
@@ -216,7 +353,8 @@ class Layout:
         op = model.operators.get(scope)
         if op is not None and len(scope) > 1:
             inputs, outputs = max(inputs, op.inputs), max(outputs, op.outputs)
-        box = Box(scope, x0, y0, m.w, m.h, True, inputs, outputs)
+        box = Box(scope, x0, y0, m.w, m.h, True, inputs, outputs,
+                  [self._title(scope, op)])
         self.boxes[scope] = box
         ox, oy = x0 + PAD, y0 + PAD + TITLE
         for index, (rx, ry) in m.nodes.items():
@@ -226,7 +364,8 @@ class Layout:
                 self._place(addr, ox + rx, oy + ry, self._measured[addr])
             else:
                 i, o = self._ports(addr)
-                self.boxes[addr] = Box(addr, ox + rx, oy + ry, w, h, False, i, o)
+                self.boxes[addr] = Box(addr, ox + rx, oy + ry, w, h, False, i, o,
+                                       self._ops.get(addr, []))
         loop_y = oy + m.content_h + LOOP_GAP
         for ch in model.scope_channels(scope):
             if ch.source[0] == 0:
@@ -248,7 +387,11 @@ class Layout:
                 a, b = sx + 14, tx - 14
                 points = [start, (a, sy), (a, y), (b, y), (b, ty), end]
                 path = "M" + " L".join(f"{px:.1f},{py:.1f}" for px, py in points)
-                self.edges.append(Edge(ch, path, ((a + b) / 2, y - 4), True, points))
+                # The label stays inside the scope's box.
+                half = self._label_w[ch.id] / 2
+                lx = min(max((a + b) / 2, box.x + PAD + half), box.x + box.w - PAD - half)
+                self.edges.append(Edge(ch, path, (lx, y - 4), True, points,
+                                       self._labels[ch.id]))
             else:
                 sx, sy = start
                 tx, ty = end
@@ -256,7 +399,7 @@ class Layout:
                 path = (f"M{sx:.1f},{sy:.1f} C{sx + dx:.1f},{sy:.1f} "
                         f"{tx - dx:.1f},{ty:.1f} {tx:.1f},{ty:.1f}")
                 self.edges.append(Edge(ch, path, ((sx + tx) / 2, (sy + ty) / 2 - 5), False,
-                                       [start, end]))
+                                       [start, end], self._labels[ch.id]))
 
 
 def _back_arcs(order, succ) -> set:

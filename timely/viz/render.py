@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import time as _time
 
-from timely.viz.layout import OP_W, Layout
+from timely.viz.layout import TEXT_PAD, Layout
 from timely.viz.model import Model, Stuck, format_addr, format_ns, format_time
 
 _STYLE = """
@@ -27,7 +27,7 @@ h1 { font-size: 18px; margin: 0 0 4px; } h2 { font-size: 15px; margin: 20px 0 6p
 .canvas { overflow: auto; border: 1px solid #d6dbe0; background: #fff; border-radius: 6px; }
 .canvas.fit svg { width: 100%; height: auto; }
 #viz-fit { float: right; font-size: 12px; }
-svg text { font: 12px Helvetica, Arial, sans-serif; fill: #1d2329; }
+svg text { font: 12px Helvetica, Arial, sans-serif; fill: #1d2329; white-space: pre; }
 svg .scope > rect { fill: #f2f6fb; stroke: #8aa4c0; stroke-width: 1.2; }
 svg .scope.root > rect { fill: #f7f9fb; stroke: #6b7f94; }
 svg .scope > text.title { font-weight: 600; fill: #33506e; }
@@ -97,10 +97,6 @@ def _esc(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _short(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _pact_class(kind: str) -> str:
     """The picture's class of a channel, from its pact's kind."""
     if kind in ("exchange", "broadcast"):
@@ -108,13 +104,6 @@ def _pact_class(kind: str) -> str:
     if kind in ("enter", "leave"):
         return "boundary"
     return "pipeline"
-
-
-def _pact_short(pact: str) -> str:
-    if pact.startswith("Exchange("):
-        inner = pact[len("Exchange("):-1].strip("'\"")
-        return "Exchange" if inner.startswith("<") else f"Exchange({_short(inner, 14)})"
-    return _short(pact, 18)
 
 
 def _count(n: int) -> str:
@@ -140,7 +129,6 @@ class _View:
 
     def __init__(self, model: Model, stuck_after: float, now_ns):
         self.model = model
-        self.layout = Layout(model)
         self.stuck: list[Stuck] = model.stuck(stuck_after, now_ns)
         self.stuck_after = stuck_after
         self.stuck_ops: dict = {}
@@ -152,6 +140,8 @@ class _View:
                     self.holding.setdefault((*h.scope, h.node), []).append(h)
                 elif h.kind == "scope input":
                     self.holding.setdefault((*h.scope, h.node), []).append(h)
+        self.layout = Layout(model, operator_texts=self.op_texts, scope_title=self.scope_title,
+                             channel_label=self.channel_label)
 
     def status(self, op) -> str:
         workers = self.model.workers
@@ -182,6 +172,44 @@ class _View:
                 lines.append(f"holds capabilities at {caps} (view of worker {worker})")
                 break
         return lines
+
+    def op_texts(self, op) -> list:
+        """What an operator's box says, ``[(kind, text)]``: its name, what
+        was measured, and a warning when it is stuck or holds a stuck
+        frontier. Whole: the layout sizes the box to fit."""
+        notes = []
+        if op.runs:
+            notes.append(f"{op.runs:,}× · {format_ns(op.total_ns)}")
+        else:
+            notes.append("not scheduled" if op.known else "not in the log")
+        warn = ""
+        if op.addr in self.stuck_ops:
+            s = self.stuck_ops[op.addr][0]
+            warn = "⚠ stuck at {" + ", ".join(format_time(t) for t in s.frontier) + "}"
+        elif op.addr in self.holding:
+            warn = "⚠ holds back " + format_time(self.holding[op.addr][0].time)
+        else:
+            ftext = [line for line in self.frontier_text(op, per_worker=False)
+                     if line.startswith("input")]
+            if self.status(op) == "done":
+                notes.append("done")
+            elif ftext:
+                notes.append(ftext[0].replace("input 0 frontier", "frontier"))
+        texts = [("name", op.name)] + [("note", note) for note in notes[:2]]
+        if warn:
+            texts.append(("warn", warn))
+        return texts
+
+    def scope_title(self, addr, op) -> str:
+        """A scope's title: its name, address, and time."""
+        title = f"{op.name if op else 'scope'} {format_addr(addr)}"
+        if op and op.runs:
+            title += f" · {format_ns(op.total_ns)}"
+        return title
+
+    def channel_label(self, ch) -> str:
+        """A channel's label in the picture: its whole pact and the records sent."""
+        return f"{ch.pact} · {_count(ch.sent_records)}"
 
     def op_tip(self, op) -> str:
         m = self.model
@@ -238,19 +266,17 @@ def render_svg(view: _View) -> str:
         if box.addr in view.stuck_ops:
             root += " stuck"
         tip = view.op_tip(op) if op else f"scope {format_addr(box.addr)}"
-        title = f"{name} {format_addr(box.addr)}"
-        if op and op.runs:
-            title += f" · {format_ns(op.total_ns)}"
+        title = box.lines[0] if box.lines else f"{name} {format_addr(box.addr)}"
         out.append(f'<g class="scope{root}" id="scope-{"-".join(map(str, box.addr))}" '
                    f'data-addr="{_esc(format_addr(box.addr))}" data-tip="{_esc(tip)}">'
                    f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" '
                    f'height="{box.h:.1f}" rx="8"/>'
                    f'<text class="title" x="{box.x + 10:.1f}" y="{box.y + 18:.1f}">'
-                   f'{_esc(_short(title, int(box.w / 7)))}</text></g>')
+                   f'{_esc(title)}</text></g>')
     for edge in lay.edges:
         ch = edge.channel
         cls = "loop" if edge.loop else _pact_class(ch.kind)
-        label = f"{_pact_short(ch.pact)} · {_count(ch.sent_records)}"
+        label = edge.text or view.channel_label(ch)
         lx, ly = edge.label
         out.append(f'<g class="ch {cls}" id="ch-{ch.id}" data-channel="{ch.id}" '
                    f'data-tip="{_esc(view.channel_tip(ch))}">'
@@ -271,35 +297,8 @@ def render_svg(view: _View) -> str:
             classes.append("holding")
         if box.addr in view.stuck_ops:
             classes.append("stuck")
-        notes = []
-        if op.runs:
-            notes.append(f"{op.runs:,}× · {format_ns(op.total_ns)}")
-        else:
-            notes.append("not scheduled" if op.known else "not in the log")
-        warn = ""
-        if box.addr in view.stuck_ops:
-            s = view.stuck_ops[box.addr][0]
-            warn = "⚠ stuck at {" + ", ".join(format_time(t) for t in s.frontier) + "}"
-        elif box.addr in view.holding:
-            warn = "⚠ holds back " + format_time(view.holding[box.addr][0].time)
-        else:
-            ftext = [line for line in view.frontier_text(op, per_worker=False)
-                     if line.startswith("input")]
-            if status == "done":
-                notes.append("done")
-            elif ftext:
-                notes.append(ftext[0].replace("input 0 frontier", "frontier"))
-        chars = int(OP_W / 6.6)
-        text = [f'<text class="name" x="{box.x + 8:.1f}" y="{box.y + 18:.1f}">'
-                f'{_esc(_short(op.name, chars - 2))}</text>']
-        y = box.y + 34
-        for note in notes[:2]:
-            text.append(f'<text class="note" x="{box.x + 8:.1f}" y="{y:.1f}">'
-                        f'{_esc(_short(note, chars))}</text>')
-            y += 14
-        if warn:
-            text.append(f'<text class="warn" x="{box.x + 8:.1f}" y="{y:.1f}">'
-                        f'{_esc(_short(warn, chars))}</text>')
+        text = [f'<text class="{kind}" x="{box.x + TEXT_PAD:.1f}" y="{box.y + baseline:.1f}">'
+                f'{_esc(line)}</text>' for kind, line, baseline in box.lines]
         out.append(f'<g class="{" ".join(classes)}" id="op-{"-".join(map(str, box.addr))}" '
                    f'data-addr="{_esc(format_addr(box.addr))}" data-tip="{_esc(view.op_tip(op))}">'
                    f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" '
@@ -478,7 +477,7 @@ def render_dot(source, *, stuck_after: float = 10.0, now_ns=None) -> str:
     for ch in sorted(model.channels.values(), key=lambda c: c.id):
         a = end(ch.scope, ch.source[0], ch.source[1], "in")
         b = end(ch.scope, ch.target[0], ch.target[1], "out")
-        label = f"{_pact_short(ch.pact)}\n{ch.sent_records:,} rec"
+        label = f"{ch.pact}\n{ch.sent_records:,} rec"
         style = ""
         if ch.loop:
             style = ', style=dashed, color="#3f8f3f", constraint=false'

@@ -18,7 +18,7 @@ argument: a column name (``str``) means the columnar one, a function this one.
 
 from __future__ import annotations
 
-from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.channels import Exchange
 from timely.dataflow.operators.core import per_time
 from timely.dataflow.operators.generic import unary_notify
@@ -31,7 +31,7 @@ def _exchange_by_key(route):
     return Exchange(route, key=0)
 
 
-def aggregate(stream, fold, emit, route=None, default=int):
+def aggregate(stream, fold, emit, route=None, default=int, name=None):
     """Per time, folds the values of each key into a state and, once the time
     is complete, sends ``emit(key, state)`` for each key seen at that time.
 
@@ -45,7 +45,7 @@ def aggregate(stream, fold, emit, route=None, default=int):
     >>> out.extract()
     [(0, [(0, 20), (1, 25)])]
     """
-    b = OperatorBuilder("Aggregate", stream.scope)
+    b = OperatorBuilder(operator_name(name, "Aggregate"), stream.scope)
     inp = b.new_input(stream, _exchange_by_key(route))
     out, result = b.new_output()
 
@@ -67,7 +67,7 @@ def aggregate(stream, fold, emit, route=None, default=int):
     return result
 
 
-def state_machine(stream, fold, route=None, default=int):
+def state_machine(stream, fold, route=None, default=int, name=None):
     """A state per key, changed by each ``(key, value)`` in time order (times
     that may still receive earlier data wait for them; within one time the
     order is arbitrary).
@@ -86,6 +86,7 @@ def state_machine(stream, fold, route=None, default=int):
     >>> out.extract()
     [(0, [(0, 0), (0, 2), (0, 6), (0, 12), (0, 20), (1, 1), (1, 4), (1, 9), (1, 16), (1, 25)])]
     """
+    name = operator_name(name, "StateMachine")
     pending: dict = {}      # time -> [(key, value)] waiting for earlier times
     states: dict = {}       # key -> state
 
@@ -119,4 +120,4 @@ def state_machine(stream, fold, route=None, default=int):
             else:
                 apply(lambda: output.session(cap), data)
 
-    return unary_notify(stream, _exchange_by_key(route), "StateMachine", [], logic)
+    return unary_notify(stream, _exchange_by_key(route), name, [], logic)

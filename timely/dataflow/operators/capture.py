@@ -61,7 +61,8 @@ class CaptureOperator(Operate):
     notify = (True,)
 
     def __init__(self, pusher: EventPusher, handle: InputHandleCore[Any], arity: int,
-                 progress: SharedProgress) -> None:
+                 progress: SharedProgress, name: str = "Capture") -> None:
+        self.name = name
         self.progress = progress
         self.pusher = pusher
         self._flush = getattr(pusher, "flush", None)
@@ -99,18 +100,19 @@ class CaptureOperator(Operate):
         self._flush = None
 
 
-def capture_into(stream: Stream[Any], pusher: EventPusher) -> None:
+def capture_into(stream: Stream[Any], pusher: EventPusher, name: str | None = None) -> None:
     """Records every event ``stream`` sees into ``pusher.push``: ``Messages``
     for each batch as it arrives and ``Progress`` for each change of the
     stream's frontier, the first retracting the one capability at the minimum
     time every captured stream is taken to start with (see
     :func:`timely.capture.replay_into`). Costs one push per batch and per
-    scheduling that saw the frontier move."""
-    from timely.dataflow.builder import OperatorBuilder
+    scheduling that saw the frontier move. The operator is ``Capture``, or
+    ``name``."""
+    from timely.dataflow.builder import OperatorBuilder, operator_name
 
-    b = OperatorBuilder("Capture", stream.scope)
+    b = OperatorBuilder(operator_name(name, "Capture"), stream.scope)
     handle = b.new_input(stream, Pipeline())
-    b.build_raw(CaptureOperator(pusher, handle, b.arity, b.shared_progress))
+    b.build_raw(CaptureOperator(pusher, handle, b.arity, b.shared_progress, b.name))
 
 
 class CaptureHandle(Generic[T]):

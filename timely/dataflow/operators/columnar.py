@@ -37,7 +37,7 @@ import numpy as np
 
 from timely.container import ArrowColumn, Batch, StringColumn
 from timely.container.aggregate import AGGREGATES, GroupBy, aggregate_names, nested_type
-from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.channels import Exchange
 from timely.dataflow.operators.core import _pipeline_unary, per_time
 from timely.errors import AggregateError, ColumnarError
@@ -65,16 +65,16 @@ def _batch(data, operator: str, instead: str | None = None) -> Batch:
 _RECORD_AGGREGATE = "aggregate(fold, emit, route) with functions"
 
 
-def map_batch(stream, fn):
+def map_batch(stream, fn, name=None):
     """``fn(batch)`` for every message; what it returns (a Batch, or any
     container) is sent at the message's time, unless it is empty.
 
     Guarantees: one call per message, in the order messages arrive; the
     output keeps each message's time. Cost: the call, nothing per row."""
-    return _pipeline_unary(stream, "MapBatch", lambda time, data: fn(data))
+    return _pipeline_unary(stream, operator_name(name, "MapBatch"), lambda time, data: fn(data))
 
 
-def filter_batch(stream, fn):
+def filter_batch(stream, fn, name=None):
     """The rows for which the boolean mask ``fn(batch)`` is true.
 
     The mask may hold nulls (a numpy masked array, as a comparison of a
@@ -83,6 +83,7 @@ def filter_batch(stream, fn):
     validity goes with its rows). A batch whose rows all pass goes on as it
     is (not copied); one with none is dropped. Cost: the call, and a gather
     of the kept rows (numpy, or Arrow's take)."""
+    name = operator_name(name, "FilterBatch")
 
     def keep(time, data):
         batch = _batch(data, "filter_batch", "filter(pred)")
@@ -92,7 +93,7 @@ def filter_batch(stream, fn):
             return batch
         return batch.filter(mask)
 
-    return _pipeline_unary(stream, "FilterBatch", keep)
+    return _pipeline_unary(stream, name, keep)
 
 
 def _as_strings(keys):
@@ -121,7 +122,8 @@ def _check_columns(batch: Batch, names, operator: str) -> None:
                             f"{column.type}; lists, structs and maps do not group")
 
 
-def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine: bool = True):
+def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine: bool = True,
+              name=None):
     """Per time and distinct ``key``: the aggregates ``how`` of column ``value``.
 
     ``how`` is one of ``"count"``, ``"sum"``, ``"min"``, ``"max"``, or several
@@ -154,11 +156,15 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
     out as ArrowColumns. A list, struct or map key column raises
     :class:`ColumnarError` naming it.
 
+    ``name`` names the operator (``Aggregate``; its combiner
+    ``AggregateCombine``, or ``name (combine)``).
+
     Cost: one hash and probe per row in compiled code (twice with the
     combiner: text keys of an object column then travel and merge as a
     string column, by their bytes), plus the exchange of the (partial) rows; memory one
     accumulator per distinct key for each time not yet complete.
     """
+    named = operator_name(name, "Aggregate")
     hows = aggregate_names(how)
     if type(key) is not str:
         raise AggregateError(f"the key is a column name, not {key!r}")
@@ -187,9 +193,10 @@ def aggregate(stream, key: str, value: str | None = None, how="sum", *, combine:
             keys, columns = group.result()
             return Batch.from_columns({key: _as_strings(keys), **columns}, len(keys))
 
-        stream = _pipeline_unary(stream, "AggregateCombine", combiner)
+        stream = _pipeline_unary(
+            stream, "AggregateCombine" if name is None else f"{named} (combine)", combiner)
 
-    b = OperatorBuilder("Aggregate", stream.scope)
+    b = OperatorBuilder(named, stream.scope)
     inp = b.new_input(stream, Exchange(key))
     out, result = b.new_output()
 

@@ -11,7 +11,7 @@ import functools
 
 from timely.container import Batch
 from timely.dataflow._channels import PerTimeLogic, RecordLogic
-from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline, _share
 from timely.dataflow.notificator import FrontierNotificator
 from timely.errors import CapabilityError, ColumnarError
@@ -116,62 +116,74 @@ def _pipeline_unary(stream, name: str, transform, pact=None, kind: str = "batch"
     return result
 
 
-def map_(stream, fn):
-    return _pipeline_unary(stream, "Map", lambda t, data: [fn(x) for x in data], kind="map", fn=fn,
+def map_(stream, fn, name=None):
+    return _pipeline_unary(stream, operator_name(name, "Map"),
+                           lambda t, data: [fn(x) for x in data], kind="map", fn=fn,
                            refuse=_on_records("map", "map_batch(fn), fn taking a whole Batch"))
 
 
-def flat_map(stream, fn):
-    return _pipeline_unary(stream, "FlatMap", lambda t, data: [y for x in data for y in fn(x)],
+def flat_map(stream, fn, name=None):
+    return _pipeline_unary(stream, operator_name(name, "FlatMap"),
+                           lambda t, data: [y for x in data for y in fn(x)],
                            refuse=_on_records("flat_map", "map_batch(fn), fn taking a whole Batch"))
 
 
-def filter_(stream, pred):
-    return _pipeline_unary(stream, "Filter", lambda t, data: [x for x in data if pred(x)],
+def filter_(stream, pred, name=None):
+    return _pipeline_unary(stream, operator_name(name, "Filter"),
+                           lambda t, data: [x for x in data if pred(x)],
                            kind="filter", fn=pred,
                            refuse=_on_records("filter", "filter_batch(pred), pred giving a "
                                               "bool array"))
 
 
-def inspect(stream, fn):
+def inspect(stream, fn, name=None):
+    name = operator_name(name, "Inspect")
+
     def each(t, data):
         for x in data:
             fn(x)
         return data
 
-    return _pipeline_unary(stream, "Inspect", each,
+    return _pipeline_unary(stream, name, each,
                            refuse=_on_records("inspect", "inspect_batch(fn)"))
 
 
-def inspect_time(stream, fn):
+def inspect_time(stream, fn, name=None):
+    name = operator_name(name, "InspectTime")
+
     def each(t, data):
         for x in data:
             fn(t, x)
         return data
 
-    return _pipeline_unary(stream, "InspectTime", each,
+    return _pipeline_unary(stream, name, each,
                            refuse=_on_records("inspect_time", "inspect_batch(fn)"))
 
 
-def inspect_batch(stream, fn):
+def inspect_batch(stream, fn, name=None):
+    name = operator_name(name, "InspectBatch")
+
     def each(t, data):
         fn(t, data)
         return data
 
-    return _pipeline_unary(stream, "InspectBatch", each)
+    return _pipeline_unary(stream, name, each)
 
 
-def exchange(stream, route=None, *, key=None, batch=None):
-    return _pipeline_unary(stream, "Exchange", lambda t, data: data,
+def exchange(stream, route=None, *, key=None, batch=None, name=None):
+    return _pipeline_unary(stream, operator_name(name, "Exchange"), lambda t, data: data,
                            pact=Exchange(route, key=key, batch=batch), kind="pass")
 
 
-def broadcast(stream):
+def broadcast(stream, name=None):
     """Every worker gets every record: each message is produced once per
-    worker, addressed, so produced counts equal what the workers consume."""
+    worker, addressed, so produced counts equal what the workers consume.
+    Two operators: the copies' (``BroadcastCopies``, or ``name (copies)``)
+    and the broadcast's (``Broadcast``, or ``name``)."""
     peers = stream.scope.peers
-
-    b = OperatorBuilder("BroadcastCopies", stream.scope)
+    named = operator_name(name, "Broadcast")
+    b = OperatorBuilder("BroadcastCopies" if name is None else f"{named} (copies)",
+                        stream.scope)
     inp = b.new_input(stream, Pipeline(), notify=False)
     out, addressed = b.new_output()
 
@@ -188,11 +200,11 @@ def broadcast(stream):
         return run
 
     b.build(build)
-    return _pipeline_unary(addressed, "Broadcast", lambda t, data: data, pact=Broadcast())
+    return _pipeline_unary(addressed, named, lambda t, data: data, pact=Broadcast())
 
 
-def concatenate(scope, streams):
-    b = OperatorBuilder("Concatenate", scope)
+def concatenate(scope, streams, name=None):
+    b = OperatorBuilder(operator_name(name, "Concatenate"), scope)
     inputs = [b.new_input(s, Pipeline(), notify=False) for s in streams]
     out, result = b.new_output()
 
@@ -215,9 +227,9 @@ def concatenate(scope, streams):
     return result
 
 
-def partition(stream, parts: int, route):
+def partition(stream, parts: int, route, name=None):
     """``route(record)`` returns ``(part, value)``; ``value`` goes to stream ``part``."""
-    b = OperatorBuilder("Partition", stream.scope)
+    b = OperatorBuilder(operator_name(name, "Partition"), stream.scope)
     inp = b.new_input(stream, Pipeline(), notify=False)
     outs = [b.new_output() for _ in range(parts)]
 
@@ -269,7 +281,7 @@ def _two_way(stream, name: str, split, when=None):
     return s0, s1
 
 
-def branch(stream, condition):
+def branch(stream, condition, name=None):
     """Records for which ``condition(time, record)`` is false go to the first
     stream, true to the second."""
 
@@ -280,12 +292,12 @@ def branch(stream, condition):
             (yes if condition(t, record) else no).append(record)
         return no, yes
 
-    return _two_way(stream, "Branch", split)
+    return _two_way(stream, operator_name(name, "Branch"), split)
 
 
-def branch_when(stream, condition):
+def branch_when(stream, condition, name=None):
     """Batches whose time satisfies ``condition(time)`` go to the second stream."""
-    return _two_way(stream, "BranchWhen",
+    return _two_way(stream, operator_name(name, "BranchWhen"),
                     lambda t, data: ((), data) if condition(t) else (data, ()), when=condition)
 
 
@@ -351,12 +363,14 @@ class Err:
     __lt__ = _result_lt
 
 
-def ok(stream):
-    return _pipeline_unary(stream, "Ok", lambda t, data: [r.value for r in data if type(r) is Ok])
+def ok(stream, name=None):
+    return _pipeline_unary(stream, operator_name(name, "Ok"),
+                           lambda t, data: [r.value for r in data if type(r) is Ok])
 
 
-def err(stream):
-    return _pipeline_unary(stream, "Err", lambda t, data: [r.error for r in data if type(r) is Err])
+def err(stream, name=None):
+    return _pipeline_unary(stream, operator_name(name, "Err"),
+                           lambda t, data: [r.error for r in data if type(r) is Err])
 
 
 def _stash_and_release(stream, name: str, assign):
@@ -397,7 +411,7 @@ def _stash_and_release(stream, name: str, assign):
     return result
 
 
-def delay(stream, fn):
+def delay(stream, fn, name=None):
     """Each record moves to ``fn(record, time)`` (not earlier than its time),
     and is sent once that time is complete."""
 
@@ -407,18 +421,19 @@ def delay(stream, fn):
             groups.setdefault(fn(record, time), []).append(record)
         return groups.items()
 
-    return _stash_and_release(stream, "Delay", assign)
+    return _stash_and_release(stream, operator_name(name, "Delay"), assign)
 
 
-def delay_batch(stream, fn):
+def delay_batch(stream, fn, name=None):
     """Each batch moves to ``fn(time)``, sent once that time is complete."""
-    return _stash_and_release(stream, "DelayBatch", lambda time, data: [(fn(time), data)])
+    return _stash_and_release(stream, operator_name(name, "DelayBatch"),
+                              lambda time, data: [(fn(time), data)])
 
 
-def reclock(stream, clock):
+def reclock(stream, clock, name=None):
     """Records are reported at the clock's times: each record, at the first
     clock time it is less than or equal to, once that time is complete."""
-    b = OperatorBuilder("Reclock", stream.scope)
+    b = OperatorBuilder(operator_name(name, "Reclock"), stream.scope)
     data_in = b.new_input(stream, Pipeline())
     clock_in = b.new_input(clock, Pipeline())
     out, result = b.new_output()
@@ -455,10 +470,10 @@ def reclock(stream, clock):
     return result
 
 
-def accumulate(stream, init, logic):
+def accumulate(stream, init, logic, name=None):
     """One record per complete time: ``logic(acc, batch)`` folds each batch into
     an accumulator that starts at ``init``."""
-    b = OperatorBuilder("Accumulate", stream.scope)
+    b = OperatorBuilder(operator_name(name, "Accumulate"), stream.scope)
     inp = b.new_input(stream, Pipeline())
     out, result = b.new_output()
 
@@ -472,17 +487,17 @@ def accumulate(stream, init, logic):
     return result
 
 
-def count(stream):
-    """The number of records at each complete time."""
-    return accumulate(stream, 0, lambda acc, data: acc + len(data))
+def count(stream, name=None):
+    """The number of records at each complete time (an ``Accumulate``)."""
+    return accumulate(stream, 0, lambda acc, data: acc + len(data), name)
 
 
-def delay_total(stream, fn):
+def delay_total(stream, fn, name=None):
     """As :func:`delay`, for totally ordered times (the crate's
     ``delay_total``): each record moves to ``fn(record, time)``, sent once
     that time is complete."""
     return _stash_and_release(
-        stream, "DelayTotal",
+        stream, operator_name(name, "DelayTotal"),
         lambda time, data: _group_by(data, lambda record: fn(record, time)).items())
 
 
@@ -493,14 +508,14 @@ def _group_by(data, key):
     return groups
 
 
-def inspect_core(stream, fn):
+def inspect_core(stream, fn, name=None):
     """Calls ``fn(Ok((time, batch)))`` for every batch and ``fn(Err(frontier))``,
     with the input frontier's elements as a list, each time it changes; passes
     the batches on. The frontier starts at the minimum time, which is not
     reported."""
     from timely.dataflow.time import minimum
 
-    b = OperatorBuilder("InspectCore", stream.scope)
+    b = OperatorBuilder(operator_name(name, "InspectCore"), stream.scope)
     inp = b.new_input(stream, Pipeline())
     out, result = b.new_output()
 
@@ -523,9 +538,9 @@ def inspect_core(stream, fn):
     return result
 
 
-def empty(scope):
+def empty(scope, name=None):
     """A stream with no records that completes at once (the crate's ``empty``)."""
-    b = OperatorBuilder("Empty", scope)
+    b = OperatorBuilder(operator_name(name, "Empty"), scope)
     _, stream = b.new_output()
 
     def build(caps, info):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from timely.dataflow.builder import operator_name
 from timely.dataflow.channels import Tee
 from timely.errors import DataflowError
 
@@ -95,14 +96,15 @@ def leave(stream):
     return Stream(child_scope.parent, (child.index_in_parent, port), outer_tee)
 
 
-def enter_at(stream, scope, initial):
+def enter_at(stream, scope, initial, name=None):
     """``stream`` inside the nested ``scope``, each record at the inner
     coordinate ``initial(record)`` (the crate's ``enter_at``): entered at 0,
-    then delayed to its coordinate."""
+    then delayed to its coordinate (by a ``Delay`` operator, or ``name``)."""
     from timely.dataflow.operators.core import delay
 
     if scope.arity != stream.scope.arity + 1:
         raise DataflowError("enter_at needs a nested scope (iterative() or scoped()), "
                             f"not {scope.name!r}")
+    name = operator_name(name, "Delay")
     entered = enter(stream, scope)
-    return delay(entered, lambda record, time: (*time[:-1], initial(record)))
+    return delay(entered, lambda record, time: (*time[:-1], initial(record)), name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from timely.dataflow._channels import RecordLogic
-from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.channels import Pipeline
 from timely.errors import DataflowError
 
@@ -77,10 +77,13 @@ class LoopHandle(Generic[T]):
         b.build(build)
 
 
-def feedback(scope: Scope, summary: PathSummary) -> tuple[LoopHandle[Any], Stream[Any]]:
-    b = OperatorBuilder("Feedback", scope)
+def feedback(scope: Scope, summary: PathSummary, name: str | None = None,
+             ) -> tuple[LoopHandle[Any], Stream[Any]]:
+    """A ``Feedback`` operator (or one called ``name``) and its loop handle."""
+    b = OperatorBuilder(operator_name(name, "Feedback"), scope)
     out, stream = b.new_output()
-    name = f"Feedback(operator {b.index}, summary {summary.increments!r})"
-    handle: LoopHandle[Any] = LoopHandle(b, summary, name, out)
-    scope._sub.unconnected_loops.append(name)
+    where = f"operator {b.index}, summary {summary.increments!r}"
+    loop = f"Feedback({where})" if name is None else f"{b.name!r} (feedback {where})"
+    handle: LoopHandle[Any] = LoopHandle(b, summary, loop, out)
+    scope._sub.unconnected_loops.append(loop)
     return handle, stream

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, TypeVar
 
 from timely.container import Batch
-from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.capability import Capability
 from timely.dataflow.handles import BUFFER, Session
 from timely.dataflow.time import from_datetime, minimum
@@ -192,8 +192,9 @@ class InputHandle(Generic[T]):
                 pass
 
 
-def input_from(scope: Scope, handle: InputHandle[T]) -> Stream[T]:
-    b = OperatorBuilder("Input", scope)
+def input_from(scope: Scope, handle: InputHandle[T], name: str | None = None) -> Stream[T]:
+    """The stream of an ``Input`` operator (or one called ``name``) fed by ``handle``."""
+    b = OperatorBuilder(operator_name(name, "Input"), scope)
     out, stream = b.new_output()
 
     def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], object]:
@@ -234,10 +235,11 @@ class UnorderedHandle(Generic[T]):
         self._activator.activate()
 
 
-def new_unordered_input(scope: Scope) -> tuple[tuple[UnorderedHandle[Any], Capability],
-                                               Stream[Any]]:
-    """``((handle, capability), stream)``, as the crate's ``new_unordered_input``."""
-    b = OperatorBuilder("UnorderedInput", scope)
+def new_unordered_input(scope: Scope, name: str | None = None,
+                        ) -> tuple[tuple[UnorderedHandle[Any], Capability], Stream[Any]]:
+    """``((handle, capability), stream)``, as the crate's ``new_unordered_input``;
+    the operator is ``UnorderedInput``, or ``name``."""
+    b = OperatorBuilder(operator_name(name, "UnorderedInput"), scope)
     out, stream = b.new_output()
     holder: dict[str, Any] = {}
 
@@ -256,13 +258,14 @@ def new_unordered_input(scope: Scope) -> tuple[tuple[UnorderedHandle[Any], Capab
 TO_STREAM_CHUNK = 256 * BUFFER
 
 
-def to_stream(scope: Scope, iterable: Iterable[T]) -> Stream[T]:
+def to_stream(scope: Scope, iterable: Iterable[T], name: str | None = None) -> Stream[T]:
     """The records of ``iterable``, at the minimum time, read a chunk per
     scheduling (so an unbounded or slow iterator does not starve the rest of
-    the dataflow); the capability is dropped when it is exhausted."""
+    the dataflow); the capability is dropped when it is exhausted. The
+    operator is ``ToStream``, or ``name``."""
     import itertools
 
-    b = OperatorBuilder("ToStream", scope)
+    b = OperatorBuilder(operator_name(name, "ToStream"), scope)
     out, stream = b.new_output()
 
     def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], object]:

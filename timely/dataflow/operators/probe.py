@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from timely.dataflow._channels import ProbeLogic
-from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.channels import Pipeline
 from timely.dataflow.time import minimum
 from timely.progress.frontier import MutableAntichain
@@ -66,8 +66,12 @@ class ProbeHandle:
         return f"ProbeHandle({self.frontier().elements()!r})"
 
 
-def probe_with(stream: Stream[Any], handle: ProbeHandle, passthrough: bool) -> Any:
-    b = OperatorBuilder("Probe", stream.scope)
+def probe_with(stream: Stream[Any], handle: ProbeHandle, passthrough: bool,
+               name: str | None = None) -> Any:
+    """Builds a ``Probe`` operator (or one called ``name``) that copies
+    ``stream``'s frontier into ``handle``; returns the stream passed
+    through when ``passthrough``, else None."""
+    b = OperatorBuilder(operator_name(name, "Probe"), stream.scope)
     inp = b.new_input(stream, Pipeline())
     out, result = b.new_output() if passthrough else (None, None)
     low = minimum(b.arity)

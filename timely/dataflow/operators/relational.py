@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from timely.container import Batch
-from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.channels import Exchange
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.columnar import _batch
@@ -133,7 +133,7 @@ class _Built:
 
 
 def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | None = None,
-         name: str = "Join"):
+         name: str | None = None):
     """The equi-join of the Batch streams ``left`` and ``right`` per time.
 
     ``on`` names the key columns: one name or a sequence of names common to
@@ -178,7 +178,7 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
         raise ColumnarError(f"join keys of different lengths: {left_on} and {right_on}")
     build_left = persist == "left"
 
-    b = OperatorBuilder(name, left.scope)
+    b = OperatorBuilder(operator_name(name, "Join"), left.scope)
     lin = b.new_input(left, Exchange(left_on[0]))
     rin = b.new_input(right, Exchange(right_on[0]))
     out, result = b.new_output()
@@ -248,7 +248,7 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
     return result
 
 
-def distinct(stream, columns, *, persist: bool = False, name: str = "Distinct"):
+def distinct(stream, columns, *, persist: bool = False, name: str | None = None):
     """The distinct rows of a Batch stream by ``columns``, per time.
 
     ``columns`` are key columns of any kind :class:`KeyEncoder` takes
@@ -262,7 +262,7 @@ def distinct(stream, columns, *, persist: bool = False, name: str = "Distinct"):
     encoding pass and one hash and probe per row in C (a text key: a hash
     and an exact compare of its bytes)."""
     names = _names(columns, "columns")
-    b = OperatorBuilder(name, stream.scope)
+    b = OperatorBuilder(operator_name(name, "Distinct"), stream.scope)
     inp = b.new_input(stream, Exchange(names[0]))
     out, result = b.new_output()
 
@@ -289,7 +289,7 @@ def distinct(stream, columns, *, persist: bool = False, name: str = "Distinct"):
     return result
 
 
-def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve"):
+def improve(stream, key, value: str, how: str = "min", *, name: str | None = None):
     """Per key: the least (``how="min"``) or greatest (``"max"``) ``value``
     seen, sent at each time where it improves on every value sent before.
 
@@ -309,7 +309,7 @@ def improve(stream, key, value: str, how: str = "min", *, name: str = "Improve")
     if how not in ("min", "max"):
         raise ColumnarError(f"improve keeps a 'min' or a 'max', not {how!r}")
     minimize = how == "min"
-    b = OperatorBuilder(name, stream.scope)
+    b = OperatorBuilder(operator_name(name, "Improve"), stream.scope)
     inp = b.new_input(stream, Exchange(names[0]))
     out, result = b.new_output()
 

@@ -14,6 +14,7 @@ at its own time, with one Python call per record of the user's function.
 
 from __future__ import annotations
 
+from timely.dataflow.builder import operator_name
 from timely.dataflow.operators.core import Err, Ok, _pipeline_unary, _two_way
 from timely.errors import DataflowError
 
@@ -22,9 +23,10 @@ def _not_a_result(name: str, value):
     return DataflowError(f"{name}: expected Ok(...) or Err(...), got {value!r}")
 
 
-def ok_err(stream, logic):
+def ok_err(stream, logic, name=None):
     """``(ok_stream, err_stream)``: ``logic(record)`` returns ``Ok(x)``, and
     ``x`` goes to the first stream, or ``Err(e)``, and ``e`` goes to the second."""
+    name = operator_name(name, "OkErr")
 
     def split(time, data):
         oks, errs = [], []
@@ -39,24 +41,25 @@ def ok_err(stream, logic):
                 raise _not_a_result("ok_err", result)
         return oks, errs
 
-    return _two_way(stream, "OkErr", split)
+    return _two_way(stream, name, split)
 
 
-def map_ok(stream, logic):
+def map_ok(stream, logic, name=None):
     """``Ok(logic(x))`` for every ``Ok(x)``; ``Err`` records pass unchanged."""
-    return _pipeline_unary(stream, "MapOk", lambda t, data: [
+    return _pipeline_unary(stream, operator_name(name, "MapOk"), lambda t, data: [
         Ok(logic(r.value)) if type(r) is Ok else r for r in data])
 
 
-def map_err(stream, logic):
+def map_err(stream, logic, name=None):
     """``Err(logic(e))`` for every ``Err(e)``; ``Ok`` records pass unchanged."""
-    return _pipeline_unary(stream, "MapErr", lambda t, data: [
+    return _pipeline_unary(stream, operator_name(name, "MapErr"), lambda t, data: [
         Err(logic(r.error)) if type(r) is Err else r for r in data])
 
 
-def and_then(stream, logic):
+def and_then(stream, logic, name=None):
     """``logic(x)`` (itself an ``Ok`` or an ``Err``) for every ``Ok(x)``;
     ``Err`` records pass unchanged."""
+    name = operator_name(name, "AndThen")
 
     def each(t, data):
         out = []
@@ -68,10 +71,10 @@ def and_then(stream, logic):
             out.append(r)
         return out
 
-    return _pipeline_unary(stream, "AndThen", each)
+    return _pipeline_unary(stream, name, each)
 
 
-def unwrap_or_else(stream, logic):
+def unwrap_or_else(stream, logic, name=None):
     """``x`` for every ``Ok(x)`` and ``logic(e)`` for every ``Err(e)``."""
-    return _pipeline_unary(stream, "UnwrapOrElse", lambda t, data: [
+    return _pipeline_unary(stream, operator_name(name, "UnwrapOrElse"), lambda t, data: [
         r.value if type(r) is Ok else logic(r.error) for r in data])

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.channels import Pipeline
 from timely.errors import CapabilityError
 from timely.progress.notificator import NotificationQueue as _Core
@@ -126,14 +126,16 @@ class _Host:
         self.core.notify_at(time)
 
 
-def vertex(streams, v: Vertex):
-    """Hosts ``v`` on ``streams`` (one per vertex input); returns its output streams."""
+def vertex(streams, v: Vertex, name=None):
+    """Hosts ``v`` on ``streams`` (one per vertex input); returns its output
+    streams. The operator is called ``name``, else ``v.name``, else the
+    vertex's class name."""
     if not streams:
         raise ValueError("a vertex needs at least one input stream")
     if len(streams) != v.inputs:
         raise ValueError(f"vertex {type(v).__name__} has {v.inputs} inputs; {len(streams)} streams given")
     scope = streams[0].scope
-    b = OperatorBuilder(v.name or type(v).__name__, scope)
+    b = OperatorBuilder(operator_name(name, v.name or type(v).__name__), scope)
     pacts = v.pacts or [Pipeline()] * v.inputs
     inputs = [b.new_input(s, p) for s, p in zip(streams, pacts)]
     outs = [b.new_output() for _ in range(v.outputs)]
