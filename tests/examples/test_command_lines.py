@@ -16,9 +16,11 @@ from timely.examples.__main__ import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = [name for name, _ in examples()]
-# spark_pipeline needs a Spark session: tests/spark/test_spark.py runs its main.
+# spark_pipeline and spark_windows need a Spark session: tests/spark/test_spark.py
+# and tests/spark/test_windows.py run their mains.
 # connected_components keeps its own command line for now (its own tests run it).
-NO_ARGUMENTS = [n for n in NAMES if n not in ("spark_pipeline", "connected_components")]
+NO_ARGUMENTS = [n for n in NAMES
+                if n not in ("spark_pipeline", "spark_windows", "connected_components")]
 
 
 def run(args, cwd, timeout=300):

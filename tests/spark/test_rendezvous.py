@@ -173,3 +173,83 @@ def test_a_stopped_task_gets_the_failed_peer_s_own_exception_and_the_watchdog_is
     server.close()
     assert fired and "task 1 failed (builtins.ValueError)" in fired[0]
     assert "was not retried within 1 s" in fired[0]
+
+
+def _failing_round(server, run, error, secondary_too=False):
+    """One round of two tasks in which task 1 fails with ``error`` (and task
+    0, with ``secondary_too``, only because task 1 did)."""
+    meetings = [Meeting(server.address, server.secret, run, p, timeout=10, stage=5)
+                for p in range(2)]
+    threads = [threading.Thread(target=m.gather, args=(json.dumps({"index": m.partition}),))
+               for m in meetings]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    try:
+        raise error
+    except Exception as raised:  # noqa: BLE001 - reported as a task would
+        import traceback
+
+        meetings[1].failed(raised, traceback.format_exc())
+        if secondary_too:
+            meetings[0].failed(RuntimeError("peer went away"), "", secondary=True)
+    for m in meetings:
+        m.close()
+
+
+def _wait(fired, count, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while len(fired) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.1)                     # nothing more arrives late
+
+
+@pytest.mark.parametrize("retries", [0, 1, 2])
+def test_the_same_failure_stops_the_stage_after_the_retries_allowed(retries):
+    server = DriverRendezvous()
+    fired = []
+    run = server.new_run(2, timeout=60, on_timeout=lambda stage, why: fired.append((stage, why)),
+                         retries=retries)
+    for attempt in range(retries + 1):
+        assert not fired, f"stopped after {attempt} attempts"
+        _failing_round(server, run, ValueError("a bad row: 7"), secondary_too=True)
+        _wait(fired, 1 if attempt == retries else 0, 5.0 if attempt == retries else 0.3)
+    server.close()
+    assert len(fired) == 1
+    stage, why = fired[0]
+    assert stage == 5
+    assert why.startswith("ValueError: a bad row: 7\nTraceback (most recent call last):")
+    assert 'raise error' in why and f"spark.timely.retries is {retries}" in why
+
+
+def test_a_different_failure_is_retried_again():
+    server = DriverRendezvous()
+    fired = []
+    run = server.new_run(2, timeout=60, on_timeout=lambda stage, why: fired.append(why),
+                         retries=1)
+    _failing_round(server, run, ValueError("first"))
+    _failing_round(server, run, ValueError("second"))        # another message: not the same
+    _wait(fired, 0, 0.3)
+    assert not fired
+    _failing_round(server, run, ValueError("second"))
+    _wait(fired, 1)
+    server.close()
+    assert len(fired) == 1 and fired[0].startswith("ValueError: second")
+
+
+def test_without_a_limit_failures_only_arm_the_watchdog():
+    server = DriverRendezvous()
+    fired = []
+    run = server.new_run(2, timeout=60, on_timeout=lambda stage, why: fired.append(why))
+    for _ in range(3):
+        _failing_round(server, run, ValueError("again"))
+    _wait(fired, 0, 0.3)
+    server.close()
+    assert not fired
+    other = DriverRendezvous()
+    try:
+        with pytest.raises(ValueError, match="retries is a count"):
+            other.new_run(2, retries=-1)
+    finally:
+        other.close()

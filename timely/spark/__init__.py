@@ -13,6 +13,8 @@ timely``.
   ``foreachBatch``, with the batch id as the epoch.
 - :func:`preflight`: fails in seconds, saying what to change, where a
   barrier stage would otherwise hang.
+- :class:`Window`: event-time windows over a timestamp column for
+  ``run(..., epoch_col=..., window=...)``, as Spark's ``window()``.
 """
 
 from __future__ import annotations
@@ -24,17 +26,19 @@ from collections import deque
 
 import numpy as np
 
-from timely.container import Batch
+from timely.container import ArrowColumn, Batch
 from timely.errors import (
     DataflowError,
+    TimelyError,
     SparkConfigError,
     SparkSchemaError,
     SparkTaskError,
     WorkerFailed,
 )
+from timely.spark.windows import Window
 
-__all__ = ["SparkConfigError", "SparkSchemaError", "foreach_batch", "map_batches", "preflight",
-           "run"]
+__all__ = ["SparkConfigError", "SparkSchemaError", "Window", "foreach_batch", "map_batches",
+           "preflight", "run"]
 
 log = logging.getLogger("timely.spark")
 
@@ -54,10 +58,10 @@ def _struct(spark, schema):
 _DDL: dict = {}
 
 
-def _schemas(df, schema, epoch_col):
+def _schemas(df, schema, epoch_col, window=None):
     """The declared output's StructType and Arrow schema, and the input's
     Arrow schema, checked at the driver: every type carries to Arrow, the
-    epoch column exists and holds integers."""
+    epoch column exists and holds integers (times, with a window)."""
     from timely.spark.schema import arrow_schema, session_time_zone
 
     spark = df.sparkSession
@@ -70,40 +74,152 @@ def _schemas(df, schema, epoch_col):
         if epoch_col not in incoming.names:
             raise SparkSchemaError(f"the epoch column {epoch_col!r} is not a column of the "
                                    f"DataFrame, which has {incoming.names}")
-        if not pa.types.is_integer(incoming.field(epoch_col).type):
-            raise SparkSchemaError(f"the epoch column {epoch_col!r} holds "
-                                   f"{incoming.field(epoch_col).type}, not integers")
+        kind = incoming.field(epoch_col).type
+        if window is not None and not pa.types.is_timestamp(kind):
+            raise SparkSchemaError(f"the epoch column {epoch_col!r} holds {kind}; windows are "
+                                   "of a timestamp or timestamp_ntz column (cast a date with "
+                                   "to_timestamp)")
+        if window is None and not pa.types.is_integer(kind):
+            hint = (": pass window= to run each window of a time as an epoch"
+                    if pa.types.is_timestamp(kind) else "")
+            raise SparkSchemaError(f"the epoch column {epoch_col!r} holds {kind}, not "
+                                   f"integers{hint}")
+    elif window is not None:
+        raise SparkSchemaError("a window needs epoch_col, the timestamp column it windows")
     return struct, arrow_schema(struct, zone), incoming
 
 
-def _dry_run(body, incoming, outgoing, epoch_col, cast: bool) -> None:
+class _TaskContextWatch:
+    """Notes whether code run within it asked Spark for its task context
+    (``TaskContext.get()``, ``BarrierTaskContext.get()``), which the driver
+    does not have."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._saved: list = []
+
+    def __enter__(self) -> _TaskContextWatch:
+        from pyspark.taskcontext import BarrierTaskContext, TaskContext
+
+        for cls in (TaskContext, BarrierTaskContext):
+            original = cls.__dict__["get"]
+            self._saved.append((cls, original))
+            setattr(cls, "get", classmethod(self._noting(original.__func__)))
+        return self
+
+    def _noting(self, get):
+        def noted(cls):
+            self.asked = True
+            return get(cls)
+        return noted
+
+    def __exit__(self, *exc: object) -> None:
+        for cls, original in self._saved:
+            setattr(cls, "get", original)
+        self._saved = []
+
+
+class _BuildFailed(Exception):
+    """The user's dataflow function raised ``error`` while the dry run built
+    the dataflow (before any row)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+#: Exceptions that say the code is wrong whatever its rows hold: a dry run
+#: raises them at once.
+_MISUSE = (TypeError, AttributeError, NameError, ImportError, TimelyError)
+
+
+def _only_in_a_task(error: BaseException, watch: _TaskContextWatch) -> str | None:
+    """Why ``error`` of a dry run is left to the tasks: the code cannot run
+    outside a task, or what failed may be the made-up row's doing; None
+    when the code is wrong whatever its rows hold."""
+    if watch.asked:
+        return "it asks for Spark's task context, which the driver has not"
+    from pyspark.errors import PySparkException
+
+    seen: set = set()
+    link: BaseException | None = error
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, PySparkException):
+            return "it calls Spark in a way only a task may"
+        link = link.__cause__ or link.__context__
+    if not isinstance(error, _MISUSE):
+        return "the made-up row may be what it failed on"
+    return None
+
+
+def _note(error: BaseException, text: str) -> None:
+    """Adds ``text`` to the notes Python prints after ``error`` (3.11+; kept
+    in ``__notes__`` before)."""
+    add = getattr(error, "add_note", None)
+    if add is not None:
+        add(text)
+        return
+    try:
+        error.__notes__ = [*getattr(error, "__notes__", []), text]  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+
+
+DRY_RUN_NOTE = (
+    "(timely.spark ran the dataflow on the driver, on one worker and one made-up row of the "
+    "input's schema: zeros, empty text, nulls in nested types, before starting any task; pass "
+    "dry_run=False if the code cannot run on such a row)")
+
+
+def _dry_run(body, incoming, outgoing, epoch_col, cast: bool, label=None) -> None:
     """Pushes one made-up row of ``incoming`` (an Arrow schema, or a list of
     them for several inputs) through ``body`` (a dataflow builder, or a
     batch function when not a dataflow) on one worker in the driver, and
     holds whatever comes out against ``outgoing``: a missing, renamed or
-    mistyped column raises here, before any task starts. Code that cannot
-    run on the made-up row (or outside a task) is left to the tasks, which
-    check every batch the same way."""
+    mistyped column raises here, before any task starts, and so does any
+    exception of the user's code, as it is (its type, message and
+    traceback, with a note saying where it was raised): any exception while
+    the dataflow is built, and one of the code's logic on the made-up row
+    that says the code is wrong whatever its rows hold (``TypeError``,
+    ``AttributeError``, ``NameError``, ``ImportError``, timely's own
+    errors). Anything else may be the made-up row's doing: it is logged
+    at WARNING and left to the tasks, as is code that cannot run outside a
+    task (it asks for Spark's task context, or calls Spark as only a task
+    may), logged at INFO. The tasks check every batch the same way. ``label`` (with a window) adds the window's
+    label columns to an output batch, as the tasks do."""
     from timely.spark.schema import conform, probe
 
     probes = []
     for schema in (incoming if isinstance(incoming, list) else [incoming]):
         batch = probe(schema)
-        if epoch_col is not None:
+        if epoch_col is not None and label is None:
             batch = batch.select([n for n in batch.names if n != epoch_col])
         probes.append(batch)
     outputs: list = []
+    watch = _TaskContextWatch()
     try:
-        outputs.extend(body(*probes))
+        with watch:
+            outputs.extend(body(*probes))
     except SparkSchemaError:
         raise
-    except Exception as error:  # noqa: BLE001 - the tasks will check instead
-        log.debug("timely.spark: the dry run on the driver did not finish (%s: %s); the "
-                  "tasks check the output's schema", type(error).__name__, error)
+    except _BuildFailed as failed:
+        _note(failed.error, DRY_RUN_NOTE)
+        raise failed.error from None
+    except Exception as error:
+        why = _only_in_a_task(error, watch)
+        if why is None:
+            _note(error, DRY_RUN_NOTE)
+            raise
+        made_up = why.startswith("the made-up row")
+        log.log(logging.WARNING if made_up else logging.INFO,
+                "timely.spark: the dry run on the driver raised %s: %s, and the dataflow is left "
+                "to the tasks, as %s (they check the output's schema)%s", type(error).__name__,
+                error, why, "; dry_run=False skips the dry run" if made_up else "")
         return
     for out in outputs:
         if isinstance(out, Batch) and out.names:
-            conform(out, outgoing, cast)
+            conform(out if label is None else label(out), outgoing, cast)
 
 
 def _through_dataflow(dataflow, names=None):
@@ -118,8 +234,12 @@ def _through_dataflow(dataflow, names=None):
         def work(worker):
             with worker.dataflow() as scope:
                 inputs, streams = _inputs(scope, names)
-                _apply(dataflow, streams, names).sink(
-                    Pipeline(), "SparkOutput", lambda input_: outputs.extend(d for _, d in input_))
+                try:
+                    result = _apply(dataflow, streams, names)
+                except Exception as error:
+                    raise _BuildFailed(error) from error
+                result.sink(Pipeline(), "SparkOutput",
+                            lambda input_: outputs.extend(d for _, d in input_))
             for (handle, cap), batch in zip(inputs, batches):
                 handle.session(cap).give_container(batch)
                 handle.flush()
@@ -145,9 +265,16 @@ def _inputs(scope, names):
 
 
 def _apply(dataflow, streams, names):
+    from timely.dataflow.stream import Stream
+
     result = dataflow(streams)
     if names is not None and isinstance(result, dict):
         raise DataflowError("the dataflow of several inputs returns one stream, not a dict")
+    if not isinstance(result, Stream):
+        name = getattr(dataflow, "__qualname__", repr(dataflow))
+        raise DataflowError(f"the dataflow function {name} returned "
+                            f"{type(result).__name__}, not a Stream: return the stream whose "
+                            "batches form the output")
     return result
 
 
@@ -241,6 +368,70 @@ def _epochs(batch: Batch, epoch_col: str):
     return [(int(v), rest.take(order[bounds[k]:bounds[k + 1]])) for k, v in enumerate(values)]
 
 
+def _window_epochs(batch: Batch, epoch_col: str, window):
+    """``[(epoch, rows)]`` of ``batch`` by the windows of its time column
+    ``epoch_col`` (kept in the rows): a row once per window holding its
+    time, a row whose time is null in none."""
+    import pyarrow as pa
+
+    if len(batch) == 0:
+        return []
+    column = batch.column(epoch_col)
+    if type(column) is ArrowColumn:
+        array = column.array
+        valid = np.asarray(array.is_valid())
+        micros = np.asarray(array.cast(pa.timestamp("us", array.type.tz)).cast(pa.int64())
+                            .fill_null(0))
+    else:
+        valid = None
+        micros = np.asarray(column).astype("datetime64[us]").view(np.int64)
+    rows, epochs = window.assign(micros, valid)
+    order = np.argsort(epochs, kind="stable")
+    values, starts = np.unique(epochs[order], return_index=True)
+    bounds = [*starts.tolist(), len(order)]
+    return [(int(v), batch.take(rows[order[bounds[k]:bounds[k + 1]]]))
+            for k, v in enumerate(values)]
+
+
+def _labelled(batch: Batch, epoch: int, window, schema) -> Batch:
+    """``batch`` with the window label columns ``schema`` declares and
+    ``batch`` lacks: ``window`` (a struct of ``start`` and ``end``),
+    ``window_start``, ``window_end``."""
+    import pyarrow as pa
+
+    bounds = window.bounds(epoch)
+    n = len(batch)
+    columns = dict(batch.columns)
+    for name in ("window", "window_start", "window_end"):
+        if name not in schema.names or name in columns:
+            continue
+        kind = schema.field(name).type
+        if name == "window":
+            if not pa.types.is_struct(kind) or {f.name for f in kind} != {"start", "end"}:
+                raise SparkSchemaError(f"the declared column 'window' is {kind}; the window's "
+                                       "label is struct<start: timestamp, end: timestamp>")
+            parts = [_times(bounds, kind.field(f.name).type, f.name, n) for f in kind]
+            array = pa.StructArray.from_arrays(parts, fields=list(kind))
+        else:
+            array = _times(bounds, kind, name.split("_")[1], n)
+        columns[name] = ArrowColumn(array)
+    return Batch.from_columns(columns, n)
+
+
+def _times(bounds, kind, which: str, n: int):
+    """``n`` times: the window's ``which`` ("start" or "end") bound, of
+    Arrow type ``kind``."""
+    import pyarrow as pa
+
+    value = bounds[0] if which == "start" else bounds[1]
+    micros = pa.array(np.full(n, value, dtype=np.int64))
+    try:
+        return micros.cast(pa.timestamp("us")).cast(kind)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+        raise SparkSchemaError(f"the window's {which} is declared {kind}, which a time cannot "
+                               f"be: {error}") from error
+
+
 #: The column of a union of several inputs saying which input a row is of.
 INPUT_COLUMN = "__timely_input"
 
@@ -309,7 +500,7 @@ def _splitter(schemas: list):
 
 
 def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_col, host, options,
-              ports=None, cast=False, log_paths=False, names=None, split=None):
+              ports=None, cast=False, log_paths=False, names=None, split=None, window=None):
     """The body of one barrier task: yields the output as Arrow record batches."""
     from timely.dataflow.channels import Pipeline
     from timely.spark._task import TaskWorker
@@ -327,8 +518,8 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
         out: deque = deque()
 
         def collect(input_):
-            for _, data in input_:
-                out.append(data)
+            for cap, data in input_:
+                out.append((cap.time, data))
 
         with worker.dataflow() as scope:
             inputs, streams = _inputs(scope, names)
@@ -339,18 +530,23 @@ def _run_task(index, peers, all_gather, batches, dataflow, arrow_schema, epoch_c
 
         def emit():
             while out:
-                data = out.popleft()
+                time, data = out.popleft()
                 if not isinstance(data, Batch):
                     raise SparkSchemaError(f"the dataflow's output carries "
                                            f"{type(data).__name__}, not timely.Batch")
                 if len(data):
+                    if window is not None:
+                        data = _labelled(data, time, window, arrow_schema)
                     yield conform(data, arrow_schema, cast)
 
         for record_batch in batches:
             for k, part in split(record_batch):
                 handle, cap = inputs[k]
                 batch = Batch.from_arrow(part)
-                groups = _epochs(batch, epoch_col) if epoch_col else [(0, batch)]
+                if window is not None:
+                    groups = _window_epochs(batch, epoch_col, window)
+                else:
+                    groups = _epochs(batch, epoch_col) if epoch_col else [(0, batch)]
                 for epoch, rows in groups:
                     handle.session(cap.delayed(epoch)).give_container(rows)
                 handle.flush()
@@ -373,6 +569,36 @@ CONF_LISTEN_ADDRESS = "spark.timely.listenAddress"
 CONF_PORTS = "spark.timely.ports"
 CONF_WATCHDOG = "spark.timely.watchdogTimeout"
 WATCHDOG_DEFAULT = 300.0
+CONF_RETRIES = "spark.timely.retries"
+RETRIES_DEFAULT = 1
+
+
+def _retries(spark) -> int:
+    """How many times a stage is retried after a task failed with the same
+    exception each time (``spark.timely.retries``, 1 by default)."""
+    value = _conf(spark, CONF_RETRIES, RETRIES_DEFAULT)
+    try:
+        retries = int(str(value).strip())
+    except ValueError:
+        retries = -1
+    if retries < 0:
+        raise SparkConfigError(f"{CONF_RETRIES} is a count of retries (0, 1, ...), not "
+                               f"{value!r}")
+    return retries
+
+
+def _task_error(error: BaseException) -> SparkTaskError:
+    """The error a task raises for ``error``: a SparkTaskError whose message
+    starts with the user's exception type, message and traceback."""
+    import traceback
+
+    if isinstance(error, SparkTaskError):
+        return error
+    kind = type(error)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else \
+        f"{kind.__module__}.{kind.__qualname__}"
+    trace = "".join(traceback.format_tb(error.__traceback__))
+    return SparkTaskError(f"{name}: {error}\n{trace}".rstrip())
 
 
 def _cancel_stage(spark):
@@ -411,7 +637,7 @@ def _raise_with_cause(error: BaseException, partition: int, meeting) -> None:
 
 def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None = None,
         host: str | None = None, rendezvous: str = "auto", cast: bool = False,
-        dry_run: bool = True, repartition: bool = True, **options):
+        dry_run: bool = True, repartition: bool = True, window=None, **options):
     """Runs ``dataflow`` over ``df`` with one timely worker per Spark task.
 
     ``dataflow(stream) -> stream`` is called in every worker's root scope with
@@ -425,6 +651,19 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     structs, maps) as :class:`timely.container.ArrowColumn`, null rows
     null. The input closes when the partition ends and each worker runs
     until its dataflow completes.
+
+    Event-time windows: with ``window`` (a :class:`timely.spark.Window`, or
+    its length as text for tumbling windows: ``"10 minutes"``) ``epoch_col``
+    is a ``timestamp`` or ``timestamp_ntz`` column, kept in the rows, and
+    each window is one epoch: a row arrives once at each window holding its
+    time (Spark's ``window(epoch_col, ...)``), a row with a null time in
+    none (Spark leaves it out too). Output batches get the window label columns the
+    schema declares and the dataflow does not make: ``window``
+    (``struct<start: timestamp, end: timestamp>``, as Spark's
+    ``groupBy(window(...))`` names it), ``window_start``, ``window_end``.
+    Every window's result is complete when a worker sends it: a DataFrame
+    has all its rows before any window completes, so no row is late (see
+    :mod:`timely.spark.windows`).
 
     Several DataFrames: ``df`` a dict of name -> DataFrame (one session);
     ``dataflow(streams) -> stream`` then gets a dict of name -> stream, each
@@ -444,6 +683,20 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
     epoch column, and (``dry_run=True``) the output's columns, by pushing one
     made-up row through the dataflow on one worker in the driver (a missing,
     renamed or mistyped column raises :class:`SparkSchemaError` naming it).
+    An exception of the user's code in that dry run is raised from ``run``
+    itself, as it is (its type, message and traceback, with a note saying it
+    came from the dry run), unless the code cannot run outside a task (it
+    asks for Spark's task context, or calls Spark as only a task may): that
+    is left to the tasks, and logged at INFO.
+
+    A failure in the tasks: each task raises :class:`SparkTaskError` whose
+    message starts with the user's exception type, message and traceback.
+    When a task fails with the same exception (type and message) in
+    ``spark.timely.retries`` + 1 attempts of the stage in a row (1 retry by
+    default; 0: none), the driver's rendezvous cancels the stage at once,
+    with that exception as the reason, instead of leaving Spark to retry it
+    up to ``spark.stage.maxConsecutiveAttempts`` times; the action then
+    fails with Spark's job-cancelled error, whose message carries it.
 
     The stage is barrier mode (``mapInArrow(..., barrier=True)``), so Spark
     starts all ``workers`` tasks together (``df`` is repartitioned to that
@@ -487,6 +740,8 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
 
     from timely.spark._task import listen_address, parse_ports
 
+    if window is not None and not isinstance(window, Window):
+        window = Window(window)
     names = split = None
     if isinstance(df, dict):
         frames = _frames(df)
@@ -498,7 +753,7 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
                                                for f in frames.values())
         peers = workers or partitions or slots(spark)
         preflight(spark, peers)
-        checked = [_schemas(f, schema, epoch_col) for f in frames.values()]
+        checked = [_schemas(f, schema, epoch_col, window) for f in frames.values()]
         struct, arrow_schema = checked[0][:2]
         incoming = [c[2] for c in checked]
         split = _splitter(incoming)
@@ -511,12 +766,16 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
         preflight(spark, peers)
         if partitions != peers:                # unknown under Spark Connect: always
             df = df.repartition(peers)
-        struct, arrow_schema, incoming = _schemas(df, schema, epoch_col)
+        struct, arrow_schema, incoming = _schemas(df, schema, epoch_col, window)
     if dry_run:
-        _dry_run(_through_dataflow(dataflow, names), incoming, arrow_schema, epoch_col, cast)
+        label = None if window is None else (
+            lambda batch: _labelled(batch, 1 << 63, window, arrow_schema))
+        _dry_run(_through_dataflow(dataflow, names), incoming, arrow_schema, epoch_col, cast,
+                 label)
     configured = host or _conf(spark, CONF_LISTEN_ADDRESS)
     ports = parse_ports(_conf(spark, CONF_PORTS))
     watchdog = float(_conf(spark, CONF_WATCHDOG, WATCHDOG_DEFAULT))
+    retries = _retries(spark)
     driver_host = _conf(spark, "spark.driver.host") or os.environ.get("SPARK_LOCAL_IP") \
         or "127.0.0.1"
     if rendezvous == "auto":
@@ -526,7 +785,8 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
 
         server = driver_server(driver_host)
         meeting = (server.address, server.secret,
-                   server.new_run(peers, watchdog, _cancel_stage(spark)), watchdog)
+                   server.new_run(peers, watchdog, _cancel_stage(spark), retries),
+                   watchdog)
     elif rendezvous == "allgather":
         meeting = None
     else:
@@ -548,10 +808,11 @@ def run(df, dataflow, schema, workers: int | None = None, epoch_col: str | None 
         try:
             yield from _run_task(partition, peers, gather, batches, dataflow,
                                  arrow_schema, epoch_col, here, options, ports, cast,
+                                 window=window,
                                  log_paths=met is None, names=names, split=split)
         except Exception as error:
             _raise_with_cause(error, partition, met)
-            raise
+            raise _task_error(error) from error
         finally:
             if met is not None:
                 met.done()

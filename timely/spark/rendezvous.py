@@ -91,10 +91,14 @@ def describe_paths(descriptions) -> str:
 class _Run:
     """What the server knows of one run."""
 
-    def __init__(self, peers: int, timeout: float | None, on_timeout):
+    def __init__(self, peers: int, timeout: float | None, on_timeout, retries: int | None):
         self.peers = peers
         self.timeout = timeout
         self.on_timeout = on_timeout
+        self.retries = retries         # None: as many as Spark makes
+        self.failed_round = 0          # the last round a task failed in, by itself
+        self.repeats = 0               # consecutive failed rounds with the same failure
+        self.last_failure: tuple | None = None   # its (type, message)
         self.waiting: dict = {}        # partition -> (session, description): the open round
         self.live: dict = {}           # partition -> session: tasks of the last complete round
         self.stage = -1
@@ -137,12 +141,17 @@ class DriverRendezvous:
         with self.lock:
             return {run: dict(state.waiting) for run, state in self.runs.items()}
 
-    def new_run(self, peers: int, timeout: float | None = None, on_timeout=None) -> str:
+    def new_run(self, peers: int, timeout: float | None = None, on_timeout=None,
+                retries: int | None = None) -> str:
         """Registers a run of ``peers`` tasks; ``on_timeout(stage, reason)`` is
-        called (once per arming) when the watchdog's ``timeout`` passes."""
+        called (once per arming) when the watchdog's ``timeout`` passes, and
+        at once when a task fails with the same exception (type and message)
+        as in the ``retries`` rounds before (None: never)."""
+        if retries is not None and retries < 0:
+            raise ValueError(f"retries is a count, not {retries!r}")
         run = os.urandom(8).hex()
         with self.lock:
-            self.runs[run] = _Run(peers, timeout, on_timeout)
+            self.runs[run] = _Run(peers, timeout, on_timeout, retries)
         return run
 
     def close(self) -> None:
@@ -243,6 +252,7 @@ class DriverRendezvous:
             report = {"lost": True}
         finally:
             session.close()
+        give_up = None
         with state.changed:
             with self.lock:
                 if state.rounds != round_:
@@ -251,12 +261,42 @@ class DriverRendezvous:
                 if report.get("done"):
                     return
                 state.failures.append((partition, report))
+                if "type" in report and not report.get("secondary"):
+                    give_up = self._repeated(state, round_, partition, report)
                 if state.deadline is None:  # else armed by an earlier failure of the round
                     what = (f"task {partition} failed ({report.get('type', '?')})"
                             if "type" in report else f"task {partition} was lost")
                     state.arm(f"{what} and the barrier stage of {state.peers} timely workers "
                               "was not retried")
+                if give_up is not None:
+                    state.deadline = None
             state.changed.notify_all()
+        if give_up is not None and state.on_timeout is not None:
+            log.error("timely.spark: %s", give_up.splitlines()[0])
+            try:
+                state.on_timeout(state.stage, give_up)
+            except Exception:  # noqa: BLE001 - the stage fails by itself then
+                log.exception("timely.spark: cancelling stage %d failed", state.stage)
+
+    @staticmethod
+    def _repeated(state: _Run, round_: int, partition: int, report: dict) -> str | None:
+        """Counts a round's first failure of a task by itself; the reason to
+        stop the stage when the same failure (type and message) has now
+        ended one more round than ``retries`` allows, else None."""
+        if state.failed_round == round_ or state.retries is None:
+            return None
+        failure = (report["type"], report.get("message", ""))
+        consecutive = state.failed_round == round_ - 1 and state.last_failure == failure
+        state.repeats = state.repeats + 1 if consecutive else 1
+        state.failed_round, state.last_failure = round_, failure
+        if state.repeats <= state.retries:
+            return None
+        kind = report["type"].removeprefix("builtins.")
+        tries = "once" if state.repeats == 1 else f"in {state.repeats} attempts in a row"
+        return (f"{kind}: {report.get('message', '')}\n{report.get('traceback', '')}"
+                f"(timely.spark: task {partition} of the barrier stage failed with this "
+                f"{tries}; spark.timely.retries is {state.retries}, so the stage is not "
+                "retried again)")
 
     def _answer_why(self, session, run: str, partition: int) -> None:
         """Answers a task that lost a peer with the first failure reported by
