@@ -204,13 +204,15 @@ class Stream(Generic[T]):
 
         return _columnar.filter_batch(self, fn, name=name)
 
-    def aggregate(self, key: str | Callable[..., Any], value: Any = None, how: Any = None, *,
+    def aggregate(self, key: str | list[str] | tuple[str, ...] | Callable[..., Any],
+                  value: Any = None, how: Any = None, *,
                   combine: bool = True, default: Callable[[], Any] = int,
                   name: str | None = None) -> Stream[Any]:
         """Two aggregates, told apart by the first argument.
 
-        ``aggregate("key", "value", how)`` (a column name first): columnar,
-        for streams of :class:`~timely.Batch` (also :meth:`aggregate_batch`).
+        ``aggregate("key", "value", how)`` (a column name first, or a list of
+        them to group by several columns): columnar, for streams of
+        :class:`~timely.Batch` (also :meth:`aggregate_batch`).
 
         ``aggregate(fold, emit, route=None)`` (a function first): the crate's
         record aggregate over ``(key, value)`` records, routed by
@@ -226,13 +228,14 @@ class Stream(Generic[T]):
         return _columnar.aggregate(self, key, value, "sum" if how is None else how,
                                    combine=combine, name=name)
 
-    def aggregate_batch(self, key: str, value: str | None = None,
+    def aggregate_batch(self, key: str | list[str] | tuple[str, ...], value: str | None = None,
                         how: str | Iterable[str] = "sum", *,
                         combine: bool = True, name: str | None = None) -> Stream[Batch]:
-        """Per complete time, one Batch per worker: column ``key`` and one column
-        per aggregate in ``how`` (``count``, ``sum``, ``min``, ``max``) of
-        ``value``; exchanged by ``key``, so exact at any worker count. See
-        :func:`timely.dataflow.operators.columnar.aggregate`."""
+        """Per complete time, one Batch per worker: column ``key`` (or the
+        columns of a list of keys, grouped by their distinct rows) and one
+        column per aggregate in ``how`` (``count``, ``sum``, ``min``,
+        ``max``) of ``value``; exchanged by ``key`` (the first key), so exact
+        at any worker count. See :func:`timely.dataflow.operators.columnar.aggregate`."""
         from timely.dataflow.operators import columnar as _columnar
 
         return _columnar.aggregate(self, key, value, how, combine=combine, name=name)
