@@ -30,13 +30,15 @@ timely.errors.SparkSchemaError: column 'n' of the declared schema is not in the 
 
 from __future__ import annotations
 
+from typing import Any
+
 from timely.container import Batch
 from timely.errors import SparkSchemaError
 
 __all__ = ["arrow_schema", "conform", "probe", "session_time_zone"]
 
 
-def session_time_zone(spark) -> str | None:
+def session_time_zone(spark: Any) -> str | None:
     """The session's effective time zone: the one set, or Spark's default
     (asked without a default of ours, which would stand in for Spark's)."""
     try:
@@ -45,7 +47,7 @@ def session_time_zone(spark) -> str | None:
         return None
 
 
-def arrow_schema(struct, time_zone: str | None):
+def arrow_schema(struct: Any, time_zone: str | None) -> Any:
     """The Arrow schema of ``struct`` as ``mapInArrow`` hands it over."""
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_type
@@ -62,7 +64,7 @@ def arrow_schema(struct, time_zone: str | None):
     return pa.schema(fields)
 
 
-def _same(got, want) -> bool:
+def _same(got: Any, want: Any) -> bool:
     """Whether a column of Arrow type ``got`` is one of type ``want`` as
     declared, without a cast that could change a value (a time zone dropped
     by numpy and given back, string for large_string)."""
@@ -80,14 +82,14 @@ def _same(got, want) -> bool:
     return False
 
 
-def _instants(got, want) -> bool:
+def _instants(got: Any, want: Any) -> bool:
     """Both types are timestamps: the same instants in any unit or zone."""
     import pyarrow as pa
 
     return bool(pa.types.is_timestamp(got) and pa.types.is_timestamp(want))
 
 
-def _same_instants(name: str, column, want):
+def _same_instants(name: str, column: Any, want: Any) -> Any:
     """``column`` (timestamps) in the declared unit and zone, when no value
     changes: a numpy ``datetime64[ns]`` or ``[s]`` column is a declared
     ``timestamp`` (microseconds) as it is, unless it has a part of a
@@ -104,7 +106,7 @@ def _same_instants(name: str, column, want):
             f"or pass cast=True to truncate them ({error})") from error
 
 
-def conform(batch: Batch, schema, cast: bool = False):
+def conform(batch: Batch, schema: Any, cast: bool = False) -> Any:
     """``batch`` as a ``pyarrow.RecordBatch`` of ``schema``.
 
     A column of times (numpy ``datetime64`` of any unit, or Arrow
@@ -148,7 +150,7 @@ def conform(batch: Batch, schema, cast: bool = False):
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _filler(kind):
+def _filler(kind: Any) -> Any:
     import pyarrow as pa
 
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
@@ -164,7 +166,7 @@ def _filler(kind):
     return pa.nulls(1, kind)
 
 
-def probe(schema, epoch_col: str | None = None) -> Batch:
+def probe(schema: Any, epoch_col: str | None = None) -> Batch:
     """A one-row batch of ``schema`` for a dry run on the driver."""
     import pyarrow as pa
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from typing import Any
 
 from timely.errors import SparkConfigError
 
@@ -54,7 +55,7 @@ class DirectorySink:
         ids = [int(m.group(1)) for m in map(_COMMITTED.match, os.listdir(self.path)) if m]
         return max(ids, default=-1)
 
-    def write(self, result, batch_id: int, query: str | None = None) -> None:
+    def write(self, result: Any, batch_id: int, query: str | None = None) -> None:
         """Writes ``result`` (a DataFrame) as batch ``batch_id``, atomically."""
         os.makedirs(self.path, exist_ok=True)
         owner = os.path.join(self.path, "_query")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +52,7 @@ _UNITS = {
 _PART = re.compile(r"\s*([+-]?\d+)\s*([a-z]+)\s*", re.IGNORECASE)
 
 
-def duration(value, what: str = "duration") -> int:
+def duration(value: Any, what: str = "duration") -> int:
     """Microseconds of ``value``: a ``datetime.timedelta``, a
     ``numpy.timedelta64``, or text as Spark writes it (``"10 minutes"``,
     ``"1 hour 30 minutes"``, ``"interval 2 days"``; weeks to microseconds,
@@ -102,7 +103,7 @@ class Window:
 
     __slots__ = ("length", "offset", "slide")
 
-    def __init__(self, length, slide=None, start=None) -> None:
+    def __init__(self, length: Any, slide: Any = None, start: Any = None) -> None:
         self.length = duration(length, "length")
         self.slide = self.length if slide is None else duration(slide, "slide")
         offset = 0 if start is None else duration(start, "start")
@@ -125,7 +126,8 @@ class Window:
         """The most windows one row belongs to."""
         return -(-self.length // self.slide)
 
-    def assign(self, micros: np.ndarray, valid: np.ndarray | None):
+    def assign(self, micros: np.ndarray, valid: np.ndarray | None
+               ) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, epochs)``: for each window each row belongs to, the row's
         position and the window's epoch (uint64), rows in order and, for a
         row, its windows from the latest; a row not ``valid`` (null) in

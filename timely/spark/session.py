@@ -1,0 +1,106 @@
+"""What :func:`timely.spark.run` reads from a Spark session: its conf keys,
+whether it is a Spark Connect session, how many tasks it can run at once,
+and the check that a barrier stage of that many tasks can start."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from timely.errors import SparkConfigError
+
+__all__ = ["CONF_LISTEN_ADDRESS", "CONF_PORTS", "CONF_RETRIES", "CONF_WATCHDOG", "RETRIES_DEFAULT",
+           "WATCHDOG_DEFAULT", "conf", "is_connect", "local_cores", "preflight", "retries",
+           "slots"]
+
+#: Session conf keys read by :func:`run` (``spark.conf.set`` or ``--conf``).
+CONF_LISTEN_ADDRESS = "spark.timely.listenAddress"
+CONF_PORTS = "spark.timely.ports"
+CONF_WATCHDOG = "spark.timely.watchdogTimeout"
+WATCHDOG_DEFAULT = 300.0
+CONF_RETRIES = "spark.timely.retries"
+RETRIES_DEFAULT = 1
+
+
+def conf(spark: Any, key: str, default: Any = None) -> Any:
+    """A session conf value, or ``default`` (classic and Spark Connect alike)."""
+    try:
+        value = spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001 - a conf the server does not know
+        value = None
+    return default if value is None else value
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no SparkContext, no RDDs)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def local_cores(master: str) -> int | None:
+    """The cores of a ``local``, ``local[n]``, ``local[*]`` or
+    ``local[n,failures]`` master; None for any other master."""
+    if not master.startswith("local"):
+        return None
+    inside = master[len("local"):].strip("[]").split(",")[0]
+    if inside == "":
+        return 1
+    if inside == "*":
+        return os.cpu_count() or 1
+    return int(inside)
+
+
+def slots(spark: Any) -> int:
+    """How many tasks the session can run at once: what Spark's own barrier
+    check counts (every executor's free cores over ``spark.task.cpus``, from
+    the scheduler backend), not ``defaultParallelism``. Under Spark Connect,
+    which has no SparkContext: a local master's cores, else
+    ``spark.executor.instances`` × ``spark.executor.cores``."""
+    cpus = int(conf(spark, "spark.task.cpus", "1"))
+    try:
+        context = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        context = None
+    if context is not None:
+        jsc = context._jsc.sc()
+        return int(jsc.maxNumConcurrentTasks(jsc.resourceProfileManager()
+                                             .defaultResourceProfile()))
+    master = conf(spark, "spark.master", "")
+    cores = local_cores(master)
+    if cores is None:
+        instances = conf(spark, "spark.executor.instances")
+        if instances is None:
+            return -1                     # unknown: Spark's own check decides
+        cores = int(instances) * int(conf(spark, "spark.executor.cores", "1"))
+    return max(0, cores // cpus)
+
+
+def preflight(spark: Any, workers: int) -> None:
+    """Raises :class:`SparkConfigError` when a barrier stage of ``workers``
+    tasks could hang or be refused: dynamic allocation on, or fewer free
+    slots than workers. Costs no Spark job."""
+    if workers < 1:
+        raise SparkConfigError(f"workers must be at least 1, not {workers}")
+    if str(conf(spark, "spark.dynamicAllocation.enabled", "false")).lower() == "true":
+        raise SparkConfigError(
+            "barrier stages cannot run with dynamic allocation: set "
+            "spark.dynamicAllocation.enabled=false for this session")
+    available = slots(spark)
+    if 0 <= available < workers:
+        raise SparkConfigError(
+            f"{workers} timely workers need {workers} task slots at once, the session has "
+            f"{available} (master {conf(spark, 'spark.master', '?')!r}, spark.task.cpus "
+            f"{conf(spark, 'spark.task.cpus', '1')}): ask for fewer workers or more cores")
+
+
+def retries(spark: Any) -> int:
+    """How many times a stage is retried after a task failed with the same
+    exception each time (``spark.timely.retries``, 1 by default)."""
+    value = conf(spark, CONF_RETRIES, RETRIES_DEFAULT)
+    try:
+        retries = int(str(value).strip())
+    except ValueError:
+        retries = -1
+    if retries < 0:
+        raise SparkConfigError(f"{CONF_RETRIES} is a count of retries (0, 1, ...), not "
+                               f"{value!r}")
+    return retries
