@@ -25,8 +25,8 @@ def test_sphinx_builds_the_docs_without_warnings(tmp_path):
         capture_output=True, text=True, timeout=600, check=False, env=env)
     assert done.returncode == 0, done.stderr[-5000:]
     html = tmp_path / "html"
-    for page in ("index", "concepts", "operators", "spark", "hosts", "logging", "benchmarks",
-                 "api"):
+    for page in ("index", "concepts", "operators", "spark", "hosts", "configuration", "logging",
+                 "benchmarks", "api"):
         assert (html / f"{page}.html").exists(), page
     api = (html / "api.html").read_text()
     for name in ("timely.execute", "timely.Stream.unary_notify", "timely.progress.ChangeBatch",

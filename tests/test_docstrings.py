@@ -11,7 +11,7 @@ import inspect
 PACKAGES = [
     "timely", "timely.errors", "timely.progress", "timely.container", "timely.communication",
     "timely.dataflow", "timely.capture", "timely.synchronization", "timely.logging",
-    "timely.viz", "timely.spark", "timely.launch", "timely.examples.cli",
+    "timely.viz", "timely.spark", "timely.config", "timely.launch", "timely.examples.cli",
 ]
 
 # Names in modules that other work is rewriting at the moment (the

@@ -12,6 +12,7 @@ MODULES = [
     "timely.progress._reachability",
     "timely.progress._notificator",
     "timely.progress.reachability",
+    "timely.config",
     "timely.launch",
     "timely.worker",
     "timely.dataflow.scope",

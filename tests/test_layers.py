@@ -37,7 +37,7 @@ BELOW["root"] = set(BELOW)          # timely/__init__.py re-exports the public n
 
 # Modules at the runtime's level that live in a feature package: what the
 # worker records as it runs (the Rust crate keeps these beside the worker).
-RUNTIME_MODULES = {"timely.worker", "timely.launch",
+RUNTIME_MODULES = {"timely.worker", "timely.launch", "timely.config",
                    "timely.logging.events", "timely.logging.registry"}
 
 

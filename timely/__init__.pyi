@@ -5,6 +5,7 @@ this file, and ``timely/__init__.py`` reads it to load each name from its
 module on first use (``import timely`` stays light) and to make ``__all__``.
 """
 
+from timely.config import Config as Config
 from timely.container import StringColumn as StringColumn
 from timely.dataflow import Batch as Batch
 from timely.dataflow import Broadcast as Broadcast

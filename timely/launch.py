@@ -20,6 +20,11 @@ where workers run and makes them fail together.
   TCP (:mod:`timely.communication.tcp`), with the secret from
   ``TIMELY_SECRET`` and the addresses from the hostfile.
 
+Every launcher takes a :class:`timely.config.Config` (``config=``), used
+whole; without one it reads the environment's (:meth:`Config.from_env`).
+Keyword options (``window=``, ``heartbeat=``, ``stall_warning=``, ...)
+override its fields.
+
 Fail-stop: when a worker raises or dies, the launcher stops the others, and
 raises :class:`timely.errors.WorkerFailed` naming the worker and its
 traceback or signal. Worker processes die with their launcher (parent-death
@@ -44,12 +49,13 @@ import traceback
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
-from timely.communication.allocator import DEFAULT, ThreadAllocator, window_from_env
+from timely.communication.allocator import Allocator, ThreadAllocator
 from timely.communication.doorbell import EventfdDoorbell
 from timely.communication.process import ProcessAllocator
 from timely.communication.shm import Inboxes, Segment, sweep_orphans
-from timely.communication.tcp import Link, connect, read_hostfile, tls_from_env, worker_addresses
+from timely.communication.tcp import TLS, Link, connect, read_hostfile, worker_addresses
 from timely.communication.threads import ThreadGroup, ThreadGroupAllocator
+from timely.config import Config, configured
 from timely.errors import ConfigurationError, WorkerFailed
 from timely.worker import Worker
 
@@ -64,22 +70,29 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 
+def _worker(allocator: Allocator, config: Config) -> Worker:
+    """A worker on ``allocator`` built with the worker settings of ``config``."""
+    return Worker(allocator, **config.worker.options())
+
+
 # -- threads --------------------------------------------------------------------
 
 
-def execute_threads(work: Callable[[Worker], R], workers: int, **options: Any) -> list[R]:
+def execute_threads(work: Callable[[Worker], R], workers: int, *, config: Config | None = None,
+                    **options: Any) -> list[R]:
     """Runs ``work`` on ``workers`` threads; returns the results in index order.
 
     If a worker raises, every other worker stops with :class:`WorkerFailed`
     and this raises the first failure, chained to the worker's exception.
     """
+    config = configured(config, options)
     shared = ThreadGroup(workers)
     results: list[Any] = [None] * workers
     errors: list[BaseException | None] = [None] * workers
 
     def run(index: int) -> None:
         try:
-            worker = Worker(ThreadGroupAllocator(index, workers, shared), **options)
+            worker = _worker(ThreadGroupAllocator(index, workers, shared), config)
             results[index] = work(worker)
             worker.drain()
             worker.close()
@@ -111,20 +124,22 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
 
 
-def _worker_main(me: int, layout: tuple[int, int, int, Any, Any], segment: Any,
-                 doorbells: list[Any], work: Callable[[Worker], Any], options: dict[str, Any],
+def _worker_main(me: int, layout: tuple[int, int, int, Any], segment: Any,
+                 doorbells: list[Any], work: Callable[[Worker], Any], config: Config,
                  conn: Connection) -> None:
     """The body of a forked worker process: ``segment`` is the launcher's,
     inherited through fork (this process only unmaps it)."""
     _die_with_parent()
-    first, local, peers, link, window = layout
+    first, local, peers, link = layout
     allocator = None
     try:
         allocator = ProcessAllocator(first + me, peers, segment, doorbells,
-                                     first=first, local=local, window=window)
+                                     first=first, local=local,
+                                     window=config.communication.window,
+                                     spin=config.communication.spin)
         if link is not None:
             link(allocator)
-        worker = Worker(allocator, **options)
+        worker = _worker(allocator, config)
         result = work(worker)
         worker.drain()
         allocator.close_links()
@@ -146,20 +161,21 @@ def _worker_main(me: int, layout: tuple[int, int, int, Any, Any], segment: Any,
 
 def execute_processes(work: Callable[[Worker], R], workers: int, *, first: int = 0,
                       peers: int | None = None, connect: Callable[[Any], None] | None = None,
-                      **options: Any) -> list[R]:
+                      config: Config | None = None, **options: Any) -> list[R]:
     """Runs ``work`` on ``workers`` forked processes; returns results in index order.
 
     The processes are workers ``first .. first + workers - 1`` of ``peers``
     (all of them by default); ``connect(allocator)``, when given, links each
     to the workers of other hosts (see :func:`execute_cluster`).
 
-    ``window`` (bytes per peer, None for no bound; ``TIMELY_WINDOW`` or
-    4 MiB by default) bounds the data a worker has sent to another and that
-    one has not yet taken in (:mod:`timely.communication.allocator`)."""
+    The configuration's ``window`` (bytes per peer, None for no bound;
+    ``TIMELY_WINDOW`` or 4 MiB by default) bounds the data a worker has sent
+    to another and that one has not yet taken in
+    (:mod:`timely.communication.allocator`); ``spin`` is how long a worker
+    polls its rings before it parks; a worker process stopped for longer
+    than ``liveness_timeout`` fails the computation."""
+    config = configured(config, options)  # a bad setting fails before anything starts
     peers = workers if peers is None else peers
-    liveness_timeout()                    # a bad setting fails before anything starts
-    window = options.pop("window", DEFAULT)
-    window = window_from_env() if window is DEFAULT else window
     sweep_orphans()
     context = multiprocessing.get_context("fork")
     segment = None
@@ -176,19 +192,19 @@ def execute_processes(work: Callable[[Worker], R], workers: int, *, first: int =
             segment.unlink()
         for _ in range(workers):
             bells.append(EventfdDoorbell.create())
-        layout = (first, workers, peers, connect, window)
+        layout = (first, workers, peers, connect)
         log.info("starting workers %d to %d of %d as processes on shared-memory rings",
                  first, first + workers - 1, peers)
         for me in range(workers):
             receiver, sender = context.Pipe(duplex=False)
             process = context.Process(
                 target=_worker_main, name=f"timely-worker-{first + me}",
-                args=(me, layout, segment, [b.fd for b in bells], work, options, sender))
+                args=(me, layout, segment, [b.fd for b in bells], work, config, sender))
             process.start()
             sender.close()
             processes.append(process)
             pipes.append(receiver)
-        return _supervise(processes, pipes, first)
+        return _supervise(processes, pipes, first, config.liveness.timeout)
     finally:
         for process in processes:
             if process.is_alive():
@@ -200,20 +216,6 @@ def execute_processes(work: Callable[[Worker], R], workers: int, *, first: int =
         if segment is not None:
             segment.close()
             segment.unlink()
-
-
-def liveness_timeout() -> float:
-    """Seconds a local worker may stay stopped (SIGSTOP, a debugger's stop)
-    before the supervisor fails the computation: ``TIMELY_LIVENESS_TIMEOUT``,
-    5 by default."""
-    value = os.environ.get("TIMELY_LIVENESS_TIMEOUT", "5")
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise ConfigurationError(f"TIMELY_LIVENESS_TIMEOUT is a number of seconds, not {value!r}") from None
-    if not seconds > 0:
-        raise ConfigurationError(f"TIMELY_LIVENESS_TIMEOUT must be positive, not {value!r}")
-    return seconds
 
 
 def _stopped(pid: int | None) -> bool:
@@ -230,15 +232,14 @@ def _stopped(pid: int | None) -> bool:
 
 
 def _supervise(processes: Sequence[BaseProcess], pipes: Sequence[Connection],
-               first: int = 0) -> list[Any]:
+               first: int, timeout: float) -> list[Any]:
     """Collects every worker's result; on the first failure (a worker that
-    raised, died, or stayed stopped longer than :func:`liveness_timeout`)
-    stops the others and raises WorkerFailed."""
+    raised, died, or stayed stopped (SIGSTOP, a debugger's stop) longer than
+    ``timeout`` seconds) stops the others and raises WorkerFailed."""
     results: list[Any] = [None] * len(processes)
     done = [False] * len(processes)
     waiting = {pipe: i for i, pipe in enumerate(pipes)}
     sentinels = {p.sentinel: i for i, p in enumerate(processes)}
-    timeout = liveness_timeout()
     stopped_since: dict[int, float] = {}
     while not all(done):
         # pipes and sentinels (ints), told apart by the dict that holds them
@@ -255,7 +256,8 @@ def _supervise(processes: Sequence[BaseProcess], pipes: Sequence[Connection],
                           first + index, now - since)
                 _stop(processes)
                 raise WorkerFailed(f"worker {first + index} (pid {process.pid}) was stopped for "
-                                   f"more than {timeout:g} s (TIMELY_LIVENESS_TIMEOUT)")
+                                   f"more than {timeout:g} s (liveness_timeout, "
+                                   f"TIMELY_LIVENESS_TIMEOUT)")
         for item in ready:
             if item in waiting:
                 index = waiting[item]
@@ -312,43 +314,49 @@ def _stop(processes: Sequence[BaseProcess]) -> None:
 # -- several hosts --------------------------------------------------------------
 
 
-def execute_cluster(work: Callable[[Worker], R], config: argparse.Namespace,
-                    **options: Any) -> list[R]:
-    """Runs this host's ``config.workers`` workers (``-p`` of ``-n`` hosts) as
+def execute_cluster(work: Callable[[Worker], R], args: argparse.Namespace, *,
+                    config: Config | None = None, **options: Any) -> list[R]:
+    """Runs this host's ``args.workers`` workers (``-p`` of ``-n`` hosts) as
     forked processes; returns their results in index order.
 
-    Host ``p``'s address comes from the hostfile ``config.hostfile``
+    Host ``p``'s address comes from the hostfile ``args.hostfile``
     (``host:port`` per line; by default ``127.0.0.1:2101+p``) and its worker
     ``k`` listens on that port + ``k``. Every connection is authenticated with
-    the secret in ``TIMELY_SECRET``, which every process must share, and
-    every frame carries a MAC under the connection's key
-    (:mod:`timely.communication.tcp`). With ``TIMELY_TLS_CERT``,
-    ``TIMELY_TLS_KEY`` and ``TIMELY_TLS_CA`` set, links run inside mutually
-    authenticated TLS. ``heartbeat`` and ``liveness_timeout`` (seconds;
-    ``TIMELY_HEARTBEAT`` and ``TIMELY_LIVENESS_TIMEOUT`` by default, 1 and 5)
-    say how often an idle link proves it is alive and how long a silent peer
-    is waited for before the computation fails naming it."""
-    secret = os.environ.get("TIMELY_SECRET")
+    the configuration's ``secret`` (``TIMELY_SECRET``), which every process
+    must share, and every frame carries a MAC under the connection's key
+    (:mod:`timely.communication.tcp`). With ``tls_cert``, ``tls_key`` and
+    ``tls_ca`` (``TIMELY_TLS_CERT``, ``TIMELY_TLS_KEY`` and
+    ``TIMELY_TLS_CA``) set, links run inside mutually authenticated TLS.
+    ``connect_timeout`` bounds start-up; ``heartbeat`` and
+    ``liveness_timeout`` (seconds; ``TIMELY_HEARTBEAT`` and
+    ``TIMELY_LIVENESS_TIMEOUT`` by default, 1 and 5) say how often an idle
+    link proves it is alive and how long a silent peer is waited for before
+    the computation fails naming it."""
+    config = configured(config, options)
+    communication, liveness = config.communication, config.liveness
+    secret = communication.secret
     if not secret:
-        raise ConfigurationError("set TIMELY_SECRET to the secret shared by every process")
-    if not 0 <= config.process < config.processes:
-        raise ConfigurationError(f"-p {config.process} is not in [0, {config.processes})")
-    if config.workers < 1:
-        raise ConfigurationError(f"-w {config.workers}: each host runs at least one worker")
-    w = config.workers
-    addresses = worker_addresses(read_hostfile(config.hostfile, config.processes), w)
-    first = config.process * w
+        raise ConfigurationError("set TIMELY_SECRET (or the secret of the configuration) "
+                                 "to the secret shared by every process")
+    if not 0 <= args.process < args.processes:
+        raise ConfigurationError(f"-p {args.process} is not in [0, {args.processes})")
+    if args.workers < 1:
+        raise ConfigurationError(f"-w {args.workers}: each host runs at least one worker")
+    w = args.workers
+    addresses = worker_addresses(read_hostfile(args.hostfile, args.processes), w)
+    first = args.process * w
     local = range(first, first + w)
-
-    tls = tls_from_env()
-    heartbeat, liveness = options.pop("heartbeat", None), options.pop("liveness_timeout", None)
+    tls = TLS(*communication.tls) if communication.tls is not None else None
 
     def link(allocator: Any) -> None:
-        sessions = connect(allocator.index, addresses, secret.encode(), local, tls=tls)
-        allocator.add_links({j: Link(s, allocator, heartbeat=heartbeat, liveness=liveness)
+        sessions = connect(allocator.index, addresses, secret.encode(), local,
+                           timeout=communication.connect_timeout, tls=tls)
+        allocator.add_links({j: Link(s, allocator, heartbeat=liveness.heartbeat,
+                                     liveness=liveness.timeout)
                              for j, s in sessions.items()})
 
-    return execute_processes(work, w, first=first, peers=len(addresses), connect=link, **options)
+    return execute_processes(work, w, first=first, peers=len(addresses), connect=link,
+                             config=config)
 
 
 __all__ = ["execute_cluster", "execute_processes", "execute_threads"]
@@ -357,17 +365,20 @@ __all__ = ["execute_cluster", "execute_processes", "execute_threads"]
 # -- entry points -----------------------------------------------------------------
 
 
-def execute_directly(work: Callable[[Worker], R], **options: Any) -> R:
+def execute_directly(work: Callable[[Worker], R], *, config: Config | None = None,
+                     **options: Any) -> R:
     """Runs ``work(worker)`` on one worker in this thread; steps until every
-    dataflow completes, then returns what ``work`` returned."""
-    worker = Worker(ThreadAllocator(), **options)
+    dataflow completes, then returns what ``work`` returned. The worker is
+    built with the worker settings of ``config`` (keyword options override
+    them; see :func:`execute`)."""
+    worker = _worker(ThreadAllocator(), configured(config, options))
     result = work(worker)
     worker.drain()
     worker.close()
     return result
 
 
-def example(build: Callable[[Scope], R], **options: Any) -> R:
+def example(build: Callable[[Scope], R], *, config: Config | None = None, **options: Any) -> R:
     """Builds ``build(scope)`` in one dataflow on one worker in this thread,
     runs it to completion and returns what ``build`` returned (the crate's
     ``timely::example``): a capture handle's ``extract()`` then holds the
@@ -382,30 +393,42 @@ def example(build: Callable[[Scope], R], **options: Any) -> R:
             result = build(scope)
         return result
 
-    return execute_directly(work, **options)
+    return execute_directly(work, config=config, **options)
 
 
 def execute(work: Callable[[Worker], R], workers: int = 1, *, mode: str = "processes",
-            **options: Any) -> list[R]:
+            config: Config | None = None, **options: Any) -> list[R]:
     """Runs ``work(worker)`` on ``workers`` workers; returns their results in
     index order.
 
     More than one worker run as forked processes exchanging through
     shared-memory rings (``mode="processes"``), or as threads of this process
     (``mode="threads"``: concurrency without parallelism, no fork).
+
+    ``config`` (a :class:`timely.Config`; by default the environment's,
+    :meth:`timely.Config.from_env`) is used whole; keyword options, named
+    as its fields (``window=``, ``spin=``, ``check_progress=``,
+    ``stall_warning=``, ``worker_config=``, ...), override it. A setting that
+    cannot be used is a :class:`~timely.errors.ConfigurationError` before
+    any worker starts. The window and the spin apply where workers exchange
+    between processes.
+
+    >>> import timely
+    >>> timely.execute(lambda worker: worker.stall_warning, workers=2, mode="threads",
+    ...                stall_warning=2.5)
+    [2.5, 2.5]
     """
     if workers < 1:
         raise ConfigurationError(f"workers must be at least 1, not {workers}")
+    config = configured(config, options)
     log.info("running %d worker(s)%s", workers, f" as {mode}" if workers > 1 else "")
-    if workers == 1 or mode == "threads":
-        options.pop("window", None)       # nothing crosses a process
     if workers == 1:
-        return [execute_directly(work, **options)]
+        return [execute_directly(work, config=config)]
     if mode == "threads":
-        return execute_threads(work, workers, **options)
+        return execute_threads(work, workers, config=config)
     if mode != "processes":
         raise ConfigurationError(f"mode must be 'processes' or 'threads', not {mode!r}")
-    return execute_processes(work, workers, **options)
+    return execute_processes(work, workers, config=config)
 
 
 def parse_args(args: Iterable[str]) -> argparse.Namespace:
@@ -419,14 +442,14 @@ def parse_args(args: Iterable[str]) -> argparse.Namespace:
     return parsed
 
 
-def execute_from_args(args: Iterable[str], work: Callable[[Worker], R],
-                      **options: Any) -> list[R]:
-    """Runs ``work`` with the configuration in ``args`` (``-w -n -p -h`` as in the
-    Rust crate). ``heartbeat`` and ``liveness_timeout`` apply to the links
-    between hosts (:func:`execute_cluster`)."""
-    config = parse_args(args)
-    if config.processes != 1:
-        return execute_cluster(work, config, **options)
-    for name in ("heartbeat", "liveness_timeout"):     # for links between hosts only
-        options.pop(name, None)
-    return execute(work, workers=config.workers, **options)
+def execute_from_args(args: Iterable[str], work: Callable[[Worker], R], *,
+                      config: Config | None = None, **options: Any) -> list[R]:
+    """Runs ``work`` with the workers and hosts in ``args`` (``-w -n -p -h``
+    as in the Rust crate) and the settings of ``config`` with ``options``
+    over them (see :func:`execute`); ``heartbeat``, ``connect_timeout``, the
+    secret and TLS apply to the links between hosts (:func:`execute_cluster`)."""
+    parsed = parse_args(args)
+    config = configured(config, options)
+    if parsed.processes != 1:
+        return execute_cluster(work, parsed, config=config)
+    return execute(work, workers=parsed.workers, config=config)

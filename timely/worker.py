@@ -146,6 +146,9 @@ class Worker:
     that created it, records nobody reads. :meth:`holds` answers the same at
     any moment. ``stall_warning=None`` turns the watch off; it costs one
     clock read per step.
+
+    The launchers build their workers with the ``worker`` settings of their
+    :class:`timely.Config` (:class:`timely.config.WorkerSettings`).
     """
 
     # The dataflow census channel's (pushers, puller); None with one peer, and
@@ -157,10 +160,11 @@ class Worker:
                  stall_warning: float | None = STALL_WARNING,
                  worker_config: WorkerConfig | None = None) -> None:
         if progress_mode not in ("demand", "eager"):
-            raise DataflowError(f"progress_mode must be 'demand' or 'eager', not {progress_mode!r}")
+            raise ConfigurationError(f"progress_mode must be 'demand' or 'eager', not "
+                                     f"{progress_mode!r}")
         if stall_warning is not None and not stall_warning > 0:
-            raise DataflowError(f"stall_warning must be a positive number of seconds or None, "
-                                f"not {stall_warning!r}")
+            raise ConfigurationError(f"stall_warning must be a positive number of seconds or "
+                                     f"None, not {stall_warning!r}")
         self.stall_warning = stall_warning
         if worker_config is not None and not isinstance(worker_config, WorkerConfig):
             raise ConfigurationError(f"worker_config is a timely.WorkerConfig, not "

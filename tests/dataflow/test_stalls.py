@@ -205,7 +205,7 @@ def test_the_watch_can_be_turned_off_and_rejects_nonsense():
         return collect.messages
 
     assert timely.execute_directly(work, stall_warning=None) == []
-    with pytest.raises(timely.DataflowError, match="stall_warning"):
+    with pytest.raises(timely.ConfigurationError, match="stall_warning"):
         timely.execute_directly(lambda worker: None, stall_warning=0)
 
 

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import timely
-from timely.communication.allocator import CREDIT_AT, DEFAULT_WINDOW, MIN_WINDOW, window_from_env
+from timely.communication.allocator import CREDIT_AT, DEFAULT_WINDOW, MIN_WINDOW
+from timely.config import Config
 from timely.container.routing import stable_hash
 from tests.runtime.test_cluster import ROOT, finish, hostfile_for
 
@@ -187,6 +188,9 @@ def test_an_iterator_source_at_one_worker():
 
 
 def test_the_window_is_configured_by_the_environment(monkeypatch):
+    def window_from_env():
+        return Config.from_env().communication.window
+
     monkeypatch.delenv("TIMELY_WINDOW", raising=False)
     assert window_from_env() == DEFAULT_WINDOW
     for value, expected in [("1m", 1 << 20), ("262144", 262144), ("2G", 2 << 30), ("none", None)]:

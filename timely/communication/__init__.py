@@ -51,7 +51,7 @@ _LAZY = {
     "segment_name": "shm", "sweep_orphans": "shm",
     "Doorbell": "doorbell", "EventfdDoorbell": "doorbell", "SocketDoorbell": "doorbell",
     "Link": "tcp", "Session": "tcp", "TLS": "tcp", "authenticate": "tcp",
-    "tls_from_env": "tcp", "connect": "tcp", "connect_with": "tcp", "handshake": "tcp",
+    "tls_contexts": "tcp", "connect": "tcp", "connect_with": "tcp", "handshake": "tcp",
     "read_hostfile": "tcp", "recv_exact": "tcp", "worker_addresses": "tcp",
     "ThreadGroupAllocator": "threads", "ThreadGroup": "threads",
     "ProcessAllocator": "process", "RingAllocator": "process",

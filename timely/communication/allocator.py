@@ -38,7 +38,6 @@ a channel that does not exist yet are credited on arrival.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from typing import Union
@@ -54,43 +53,13 @@ from timely.communication._mailbox import (
     Puller,
     RemotePusher,
 )
-from timely.errors import ConfigurationError
 
 # A channel's identifier: an int for a data channel, a tuple naming a
 # system channel (progress of a scope, the dataflow census, credits).
 ChannelId = Union[int, tuple]
 
+# The send window per peer, in bytes, unless a configuration sets another.
 DEFAULT_WINDOW = 4 << 20
-DEFAULT = object()             # "the window of the environment", for keyword defaults
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-
-def window_from_env() -> int | None:
-    """The send window per peer from ``TIMELY_WINDOW``: bytes, with an
-    optional ``k``, ``m`` or ``g`` (binary units), or ``none`` for no bound;
-    4 MiB when unset.
-
-    >>> import os
-    >>> os.environ["TIMELY_WINDOW"] = "16m"
-    >>> window_from_env()
-    16777216
-    >>> del os.environ["TIMELY_WINDOW"]
-    """
-    value = os.environ.get("TIMELY_WINDOW", "").strip().lower()
-    if not value:
-        return DEFAULT_WINDOW
-    if value == "none":
-        return None
-    number, unit = (value[:-1], value[-1]) if value[-1] in "kmg" else (value, "")
-    try:
-        window = int(number) * _UNITS[unit]
-    except ValueError:
-        raise ConfigurationError(f"TIMELY_WINDOW is a number of bytes (like 4m) or none, "
-                                 f"not {value!r}") from None
-    if window < MIN_WINDOW:
-        raise ConfigurationError(f"TIMELY_WINDOW={value} is below the least window, "
-                                 f"{MIN_WINDOW} bytes")
-    return window
 
 
 class Allocator:
@@ -206,5 +175,5 @@ class BatchingAllocator(Mailbox, Allocator):
         return self.take_outboxes(self._encode)
 
 
-__all__ = ["CREDIT", "CREDIT_AT", "DEFAULT_WINDOW", "MIN_WINDOW", "window_from_env", "Allocator", "BatchingAllocator", "Credited", "CreditingPuller", "Mailbox",
+__all__ = ["CREDIT", "CREDIT_AT", "DEFAULT_WINDOW", "MIN_WINDOW", "Allocator", "BatchingAllocator", "Credited", "CreditingPuller", "Mailbox",
            "LocalPusher", "Puller", "RemotePusher", "ThreadAllocator"]

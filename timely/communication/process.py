@@ -41,7 +41,7 @@ import select
 import time
 from collections import deque
 
-from timely.communication.allocator import DEFAULT, BatchingAllocator, window_from_env
+from timely.communication.allocator import DEFAULT_WINDOW, BatchingAllocator
 from timely.communication.doorbell import EventfdDoorbell
 from timely.communication.ring import (
     RingReader,
@@ -57,7 +57,8 @@ from timely.errors import ConfigurationError, WorkerFailed
 # virtual machine a round trip through doorbells (eventfd and select) took
 # 44 us of wall time and 16 us of CPU on each side, against 0.5 us through
 # shared memory, so a short spin that yields the core is cheaper than a
-# wake-up whenever the peer answers within it.
+# wake-up whenever the peer answers within it. The default of
+# ``CommunicationSettings.spin`` (``TIMELY_SPIN``).
 SPIN = 100e-6
 
 log = logging.getLogger(__name__)
@@ -73,19 +74,20 @@ class RingAllocator(BatchingAllocator):
     and ``peer_flags[j]`` worker j's; a peer without one (or every peer,
     when ``flag`` is None) is rung after every write.
 
-    ``spin`` is how long :meth:`park` first polls the rings, yielding the
-    core between looks, before it announces the wait and sleeps (0: never).
+    ``window`` is the send window in bytes per peer (None: unbounded) and
+    ``spin`` how long :meth:`park` first polls the rings, yielding the core
+    between looks, before it announces the wait and sleeps (0: never); a
+    launcher gives both from its configuration
+    (:class:`timely.config.CommunicationSettings`).
 
     ``connection_log`` keeps ``(peer, state, detail)`` of every link made,
     for loggers registered later; ``logger``, when set, receives frame and
     connection events."""
 
     def __init__(self, index: int, peers: int, writers: dict, readers: dict, bell, peer_bells,
-                 *, flag=None, peer_flags=None, window: int | None | object = DEFAULT,
+                 *, flag=None, peer_flags=None, window: int | None = DEFAULT_WINDOW,
                  spin: float = SPIN):
-        # past the DEFAULT sentinel, ``window`` is an int or None
-        super().__init__(index, peers,
-                         window_from_env() if window is DEFAULT else window)  # type: ignore[arg-type]
+        super().__init__(index, peers, window)
         self.writers = writers
         self.readers = readers
         self.bell = bell
@@ -227,7 +229,7 @@ class ProcessAllocator(RingAllocator):
     (TCP, on other hosts)."""
 
     def __init__(self, index: int, peers: int, segment, doorbells, *,
-                 first: int = 0, local: int | None = None, window: int | None | object = DEFAULT,
+                 first: int = 0, local: int | None = None, window: int | None = DEFAULT_WINDOW,
                  spin: float = SPIN):
         local = peers if local is None else local
         me = index - first

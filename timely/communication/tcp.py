@@ -23,19 +23,18 @@
   receiver thread so that a worker never blocks on a socket. Frames are the
   codec's (:mod:`timely.communication.codec`: columns as raw buffers, the
   rest pickled, which is why only frames whose tag checks are decoded). An
-  idle sender sends a heartbeat every ``HEARTBEAT`` seconds
-  (``TIMELY_HEARTBEAT``, 1 by default); a peer from which nothing arrives
-  for ``LIVENESS_TIMEOUT`` seconds (``TIMELY_LIVENESS_TIMEOUT``, 5 by
-  default), or that disconnects without saying goodbye, fails the
-  computation naming it.
+  idle sender sends a heartbeat every ``heartbeat`` seconds
+  (``HEARTBEAT``, 1, by default); a peer from which nothing arrives for
+  ``liveness`` seconds (``LIVENESS_TIMEOUT``, 5, by default), or that
+  disconnects without saying goodbye, fails the computation naming it.
 - :func:`connect` / :func:`connect_with`: worker ``i`` of ``addresses``
   connects to every remote worker before it and accepts every remote worker
   after it. Connections handshake concurrently, each under one deadline of
   ``HANDSHAKE_TIMEOUT`` seconds, at most ``MAX_PENDING`` at once; one that
   fails or is too slow is dropped while the others go on. Start-up gives up
-  after ``CONNECT_TIMEOUT`` seconds (``TIMELY_CONNECT_TIMEOUT``, 60 by
-  default) naming the workers that never arrived.
-- TLS, optional (:func:`tls_from_env`, :func:`tls_contexts`): every
+  after ``timeout`` seconds (``CONNECT_TIMEOUT``, 60, by default) naming
+  the workers that never arrived.
+- TLS, optional (:func:`tls_contexts`): every
   connection is wrapped in TLS with mutual certificate verification against
   one CA before the handshake, which still runs inside it. The frames' MAC
   authenticates; TLS adds confidentiality. :class:`TLSSocket` keeps the TLS
@@ -74,9 +73,11 @@ from typing import overload
 from timely.errors import AuthenticationError, ConfigurationError, FrameError, WorkerFailed
 
 HANDSHAKE_TIMEOUT = 5.0
-CONNECT_TIMEOUT = float(os.environ.get("TIMELY_CONNECT_TIMEOUT", "60"))
-HEARTBEAT = float(os.environ.get("TIMELY_HEARTBEAT", "1"))
-LIVENESS_TIMEOUT = float(os.environ.get("TIMELY_LIVENESS_TIMEOUT", "5"))
+# The defaults of the settings a launcher gives from its configuration
+# (timely.config: TIMELY_CONNECT_TIMEOUT, TIMELY_HEARTBEAT, TIMELY_LIVENESS_TIMEOUT).
+CONNECT_TIMEOUT = 60.0
+HEARTBEAT = 1.0
+LIVENESS_TIMEOUT = 5.0
 MAX_FRAME = 1 << 30
 MAX_PENDING = 64
 CHUNK = 1 << 22
@@ -417,19 +418,6 @@ def tls_contexts(cert: str, key: str, ca: str) -> TLS:
     return TLS(cert, key, ca)
 
 
-def tls_from_env() -> TLS | None:
-    """TLS from ``TIMELY_TLS_CERT``, ``TIMELY_TLS_KEY`` and ``TIMELY_TLS_CA``,
-    or None when none is set (all three are needed when one is)."""
-    names = ("TIMELY_TLS_CERT", "TIMELY_TLS_KEY", "TIMELY_TLS_CA")
-    values = [os.environ.get(n, "") for n in names]
-    if not any(values):
-        return None
-    missing = [n for n, v in zip(names, values) if not v]
-    if missing:
-        raise ConfigurationError(f"TLS needs {', '.join(missing)} as well")
-    return TLS(*values)
-
-
 # -- links ------------------------------------------------------------------------
 
 
@@ -750,4 +738,4 @@ def connect_with(listener, index: int, addresses, secret: bytes, local=(),
 __all__ = ["BYE", "CHUNK", "CONNECT_TIMEOUT", "DATA", "HEARTBEAT_FRAME", "HELLO", "HANDSHAKE_TIMEOUT", "HEARTBEAT", "LIVENESS_TIMEOUT",
            "MAX_FRAME", "MAX_PENDING", "TLS", "TLSSocket", "Link", "Session", "authenticate", "connect",
            "connect_with", "handshake", "read_hostfile", "recv_exact", "tls_contexts",
-           "tls_from_env", "worker_addresses"]
+           "worker_addresses"]

@@ -26,6 +26,7 @@ from timely.communication.process import RingAllocator
 from timely.communication.ring import RingReader, RingWriter
 from timely.communication.shm import Inboxes, Segment, sweep_orphans
 from timely.communication.tcp import Link, connect_with
+from timely.config import Config
 from timely.errors import SparkTaskError
 
 
@@ -118,10 +119,17 @@ class TaskWorker:
     over TCP. ``allocator`` is the worker's
     :class:`~timely.communication.process.RingAllocator`; :meth:`close`
     releases the segments and doorbells after it has shut down.
+
+    ``config`` (by default the environment's, :meth:`timely.Config.from_env`)
+    gives the allocator its send window and spin, start-up its connect
+    timeout and the links their heartbeat and liveness timeout.
     """
 
     def __init__(self, index: int, peers: int, all_gather, host: str = "127.0.0.1",
-                 machine: str | None = None, ports: tuple[int, int] | None = None):
+                 machine: str | None = None, ports: tuple[int, int] | None = None,
+                 config: Config | None = None):
+        config = Config.from_env() if config is None else config
+        communication, liveness = config.communication, config.liveness
         sweep_orphans()
         self.index = index
         self.peers = peers
@@ -162,7 +170,8 @@ class TaskWorker:
                 peer_bells[j] = bell = SocketDoorbell.connect(bytes.fromhex(m["bell"]))
                 self.peer_bells.append(bell)
             addresses = [tuple(m["address"]) for m in everyone]
-            sessions = connect_with(listener, index, addresses, secret)
+            sessions = connect_with(listener, index, addresses, secret,
+                                    timeout=communication.connect_timeout)
         except BaseException:
             listener.close()
             self.close()
@@ -172,8 +181,11 @@ class TaskWorker:
         self.segment.unlink()
         self.allocator = RingAllocator(index, peers, writers, readers, self.bell, peer_bells,
                                        flag=inbox.flag(self.segment.buf, 0),
-                                       peer_flags=peer_flags)
-        self.allocator.add_links({j: Link(s, self.allocator) for j, s in sessions.items()})
+                                       peer_flags=peer_flags, window=communication.window,
+                                       spin=communication.spin)
+        self.allocator.add_links({j: Link(s, self.allocator, heartbeat=liveness.heartbeat,
+                                          liveness=liveness.timeout)
+                                  for j, s in sessions.items()})
 
     def close(self) -> None:
         """Releases the rings, segments and doorbells (after the allocator shut down)."""
