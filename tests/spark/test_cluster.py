@@ -11,6 +11,8 @@ start for the module) and prints what it saw; each test checks one part:
 - four timely workers, two tasks per host: rings within a host, TCP between
   hosts (the data paths logged by the driver), the answer equal to Spark's
   ``groupBy``;
+- three workers over event-time sliding windows of a timestamp column, the
+  answer equal to Spark's ``groupBy(window(...))``;
 - a task that raises: the driver's error carries its own exception, type,
   message and traceback, not a peer's "disconnected";
 - an executor killed mid-stage while a slot is spare: the stage is retried
@@ -90,6 +92,23 @@ DRIVER = textwrap.dedent("""
     result = run(df, sum_per_epoch, schema, workers=4, epoch_col="epoch")
     report("across", {"ready": round(ready, 1), "equal": sorted(tuple(r) for r in result.collect()) == expected,
                       "paths": list(paths)})
+
+    from pyspark.sql import functions as F
+    from timely.spark import Window
+    events = spark.range(0, 5000, numPartitions=3).select(
+        (F.col("id") % 7).alias("user"),
+        F.when(F.col("id") % 17 == 0, None).otherwise(
+            F.timestamp_seconds((F.col("id") * 7919) % 20000 - 6000)).alias("ts"),
+        (F.col("id") % 11).alias("amount"))
+    windowed = run(events, lambda s: s.aggregate("user", "amount", how=("count", "sum")),
+                   "window struct<start: timestamp, end: timestamp>, user long, count long, "
+                   "sum long", workers=3, epoch_col="ts", window=Window("10 minutes", "4 minutes"))
+    spark_windows = events.groupBy(F.window("ts", "10 minutes", "4 minutes").alias("window"),
+                                   "user").agg(F.count("amount").alias("count"),
+                                               F.sum("amount").alias("sum"))
+    ours = sorted(map(repr, windowed.collect()))
+    report("windows", {"rows": len(ours), "equal": ours == sorted(map(repr, spark_windows.select(
+        "window", "user", "count", "sum").collect()))})
 
     def explode(stream):
         def check(time_, batch):
@@ -268,6 +287,12 @@ def test_four_workers_on_two_hosts_equal_spark_group_by(seen):
     # two tasks per host: rings inside a host, TCP between hosts
     pairs = dict(p.split(" ") for p in paths.split("data paths ")[1].split(", "))
     assert sorted(pairs.values()) == ["rings", "rings", "tcp", "tcp", "tcp", "tcp"], paths
+
+
+def test_sliding_windows_at_three_workers_on_two_hosts_equal_spark_group_by_window(seen):
+    windows = seen.get("windows")
+    assert windows, seen["stderr"]
+    assert windows["equal"] and windows["rows"] > 100
 
 
 def test_a_raising_task_gives_the_driver_its_own_exception(seen):
