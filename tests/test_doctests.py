@@ -28,6 +28,7 @@ MODULES = [
     "timely.dataflow.operators.relational",
     "timely.dataflow.operators._relational",
     "timely.algorithms.graph",
+    "timely.algorithms.graphalytics",
     "timely.algorithms.generators",
     "timely.algorithms._graph",
 ]

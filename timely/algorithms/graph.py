@@ -306,6 +306,9 @@ def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
     outdeg(u) for u -> v)`` (unnormalized, as Spark's GraphX: ranks sum to
     the node count when no node is dangling; a dangling node's rank is not
     passed on). Duplicate edges count as often as they appear.
+    :func:`~timely.algorithms.graphalytics.pagerank_normalized` is the
+    normalized definition of Graphalytics and networkx (ranks from ``1/N``,
+    the dangling vertices' rank spread over all).
 
     With ``iterations`` (and no ``tolerance``): ``iterations`` steps from
     ``r = 1`` everywhere. With ``tolerance``: residual pushing from ``r = 0``

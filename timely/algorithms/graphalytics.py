@@ -1,0 +1,535 @@
+"""Graph algorithms by the definitions of the LDBC Graphalytics benchmark,
+over streams of edge Batches.
+
+Each takes a stream of :class:`~timely.Batch`\\ es with integer columns
+``src`` and ``dst`` (the edges of one graph, given at one time) and,
+optionally, a stream of Batches with a column ``node`` naming vertices that
+may have no edges; the vertex set is every node named there or by an edge.
+Vertex ids are any int64 values (sparse, negative, up to ``2**63 - 1``).
+Each returns a stream of Batches with one row per vertex (the triangle
+total: one row). Every step exchanges by vertex, and every floating-point
+sum is taken in an order that does not depend on how rows were spread, so
+the answers are the same, bit for bit, at any worker count.
+
+- :func:`pagerank_normalized`: PageRank as Graphalytics (and networkx)
+  define it: ranks summing to 1, dangling vertices' rank spread over all.
+- :func:`label_propagation`: community detection by label propagation (CDLP).
+- :func:`local_clustering_coefficient`: LCC, directed or undirected.
+- :func:`triangles` and :func:`triangle_count`: triangles of an undirected graph.
+- :func:`degrees`: in-, out- and total degree.
+- :func:`shortest_paths`: weighted single-source shortest paths (SSSP).
+
+Graphalytics' graphs are simple. Here the neighbourhood algorithms (CDLP,
+LCC, triangles) read the edges as a set: duplicate edges count once and
+self-loops are dropped. PageRank and the degrees count every edge as given
+(a duplicate twice, a self-loop as an out- and an in-edge of its vertex);
+shortest paths take the least weight of parallel edges.
+
+>>> import numpy as np
+>>> import timely
+>>> def work(worker):
+...     got = []
+...     with worker.dataflow() as scope:
+...         handle, edges = scope.new_input()
+...         local_clustering_coefficient(edges, directed=False).inspect_batch(
+...             lambda t, b: got.extend(b.to_records()))
+...     handle.send_batch(timely.Batch(src=np.array([1, 2, 3, 3]), dst=np.array([2, 3, 1, 4])))
+...     handle.close()
+...     worker.drain()
+...     return sorted(got)
+>>> timely.execute_directly(work)
+[(1, 1.0), (2, 1.0), (3, 0.3333333333333333), (4, 0.0)]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from timely.algorithms.graph import _edges, _node_degrees, _nodes, _Ranks
+from timely.container import Batch
+from timely.dataflow.builder import OperatorBuilder
+from timely.dataflow.channels import Exchange, Pipeline
+from timely.dataflow.notificator import FrontierNotificator
+from timely.dataflow.operators.relational import PendingBatches, improve, join
+from timely.errors import ColumnarError
+
+if TYPE_CHECKING:
+    from timely.dataflow.stream import Stream
+
+__all__ = [
+    "degrees",
+    "label_propagation",
+    "local_clustering_coefficient",
+    "pagerank_normalized",
+    "shortest_paths",
+    "triangle_count",
+    "triangles",
+]
+
+_INT64 = (-2**63, 2**63 - 1)
+
+
+def _round(time: Any) -> int:
+    """The round of a time of an iterative scope: its last coordinate."""
+    return int(time[-1])
+
+
+def _per_key(stream: Stream[Batch], key: str, body: Callable[[Batch], Batch | None],
+             name: str) -> Stream[Batch]:
+    """``body(rows)`` per worker and complete time, over every row of that
+    time whose ``key`` the worker owns (rows exchanged by ``key``): all the
+    rows of a key meet in one call."""
+    b = OperatorBuilder(name, stream.scope)
+    inp = b.new_input(stream, Exchange(key))
+    out, result = b.new_output()
+
+    def build(caps, _info):
+        caps.clear()
+        pending = PendingBatches(FrontierNotificator(b.arity))
+
+        def run(frontiers):
+            for ready, rows in pending.complete(inp, frontiers, name):
+                if rows is not None:
+                    produced = body(rows)
+                    if produced is not None and len(produced):
+                        out.session(ready).give_container(produced)
+                ready.drop()
+
+        return run
+
+    b.build(build)
+    return result
+
+
+def _sums_by_node(rows: Batch, columns: tuple[str, ...]) -> Batch:
+    """One row per distinct ``node`` of ``rows``, with the sums of the
+    integer ``columns``."""
+    keys, inverse = np.unique(rows["node"], return_inverse=True)
+    sums = {}
+    for c in columns:
+        sums[c] = np.zeros(len(keys), dtype=np.int64)
+        np.add.at(sums[c], inverse, np.asarray(rows[c], dtype=np.int64))
+    return Batch({"node": keys, **sums})
+
+
+def _summed(stream: Stream[Batch], columns: tuple[str, ...], name: str) -> Stream[Batch]:
+    """Per vertex and time, the sums of the integer ``columns`` over the
+    ``(node, *columns)`` rows of ``stream`` (each message first summed where
+    it is, so only one row per vertex and message crosses workers)."""
+    local = stream.map_batch(lambda b: _sums_by_node(b, columns))
+    return _per_key(local, "node", lambda rows: _sums_by_node(rows, columns), name)
+
+
+def _vertex_rows(edges: Stream[Batch], nodes: Stream[Batch] | None, src: str,
+                 dst: str) -> Stream[Batch]:
+    """A ``node`` row per edge end and per node of ``nodes`` (with repeats)."""
+    rows = edges.map_batch(lambda b: Batch(node=np.concatenate(_edges(b, src, dst))))
+    if nodes is not None:
+        rows = rows.concat(nodes.map_batch(lambda b: Batch(node=_nodes(b, "node"))))
+    return rows
+
+
+def _simple_arcs(edges: Stream[Batch], directed: bool, src: str, dst: str) -> Stream[Batch]:
+    """The edges as a set of ordered pairs ``(src, dst)`` without
+    self-loops: distinct pairs when ``directed``, else both orientations
+    of each distinct undirected edge."""
+
+    def pairs(b: Batch) -> Batch:
+        s, d = _edges(b, src, dst)
+        kept = s != d
+        s, d = s[kept], d[kept]
+        if not directed:
+            s, d = np.minimum(s, d), np.maximum(s, d)
+        return Batch(src=s, dst=d)
+
+    simple = edges.map_batch(pairs).distinct(["src", "dst"])
+    if directed:
+        return simple
+    return simple.map_batch(_both_ways)
+
+
+def _both_ways(b: Batch) -> Batch:
+    """Every pair of ``b`` and its reverse."""
+    s, d = b["src"], b["dst"]
+    return Batch(src=np.concatenate([s, d]), dst=np.concatenate([d, s]))
+
+
+# -- PageRank ------------------------------------------------------------------
+
+
+def _totals(stream: Stream[Batch], columns: tuple[str, ...], name: str) -> Stream[Batch]:
+    """Per complete time, one row with the sum of each float column of
+    ``columns`` over every worker's rows, correctly rounded (``math.fsum``,
+    so independent of the order of the rows), sent to every worker. A time
+    without rows has no row."""
+    keyed = stream.map_batch(
+        lambda b: b.select(columns).with_columns(total=np.zeros(len(b), dtype=np.int64)))
+
+    def total(rows: Batch) -> Batch:
+        return Batch({c: np.array([math.fsum(rows[c].tolist())]) for c in columns})
+
+    return _per_key(keyed, "total", total, name).broadcast()
+
+
+def _ordered_sums(state: _Ranks, got: Batch | None) -> np.ndarray:
+    """Per vertex of ``state``, the sum of the contributions ``c`` sent to
+    it in ``got``, added in the order of their values: the same sum
+    whatever order they arrived in."""
+    n = len(state.index)
+    if got is None:
+        return np.zeros(n)
+    ids = np.asarray(state.index.lookup([got["node"]]), dtype=np.int64)
+    values = np.asarray(got["c"], dtype=np.float64)
+    order = np.lexsort((values, ids))
+    return np.bincount(ids[order], weights=values[order], minlength=n)
+
+
+def _normalized_step(info: Stream[Batch], contributions: Stream[Batch], totals: Stream[Batch],
+                     reset: float, damping: float) -> Stream[Batch]:
+    """The vertices' ranks at each round, on the worker that owns them:
+    ``info`` brings the ``(node, degree)`` rows at round 0, ``contributions``
+    the ``(node, c)`` shares sent to them, ``totals`` (on every worker) the
+    vertex count ``n`` and the dangling rank ``dangling`` of the round before."""
+    b = OperatorBuilder("PageRankNormalized", info.scope)
+    iin = b.new_input(info, Exchange("node"))
+    cin = b.new_input(contributions, Exchange("node"))
+    tin = b.new_input(totals, Pipeline())
+    out, result = b.new_output()
+
+    def build(caps, _info):
+        caps.clear()
+        notificator = FrontierNotificator(b.arity)
+        held = [PendingBatches(notificator) for _ in range(3)]
+        state = _Ranks()
+
+        def run(frontiers):
+            for port, inp in enumerate((iin, cin, tin)):
+                for cap, data in inp:
+                    held[port].add(cap, data)
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                ready, _ = item
+                time = ready.time
+                rows, got, total = (h.take(time) for h in held)
+                if rows is not None:
+                    state.add(rows)
+                if total is not None and len(state.index):
+                    n = float(total["n"][0])
+                    if _round(time) == 0:
+                        state.rank[:] = 1.0 / n
+                    else:
+                        dangling = float(total["dangling"][0])
+                        state.rank[:] = reset / n + damping * (
+                            _ordered_sums(state, got) + dangling / n)
+                    linked = state.degree > 0
+                    share = np.zeros(len(state.rank))
+                    share[linked] = state.rank[linked] / state.degree[linked]
+                    out.session(ready).give_container(Batch(
+                        node=state.index.keys()[0], rank=state.rank.copy(), share=share,
+                        dangling=np.where(linked, 0.0, state.rank)))
+                ready.drop()
+
+        return run
+
+    b.build(build)
+    return result
+
+
+def pagerank_normalized(edges: Stream[Batch], nodes: Stream[Batch] | None = None,
+                        iterations: int = 20, *, damping: float = 0.85, src: str = "src",
+                        dst: str = "dst") -> Stream[Batch]:
+    """PageRank as LDBC Graphalytics (and networkx) define it, as Batches
+    with columns ``node`` and ``rank`` (float64), one row per vertex.
+
+    For ``N`` vertices (every node of ``nodes`` and every edge end: isolated
+    vertices count), ranks start at ``1/N``; each of ``iterations`` steps
+    sets ``PR(v) = (1 - d)/N + d * (sum(PR(u) / outdeg(u) for u -> v) +
+    D/N)``, where ``D`` is the total rank of the dangling vertices (those
+    with out-degree 0), so the ranks keep summing to 1. ``d`` is
+    ``damping``. Every edge counts as given: a duplicate edge twice (in the
+    out-degree and in the sum), a self-loop as an edge from its vertex to
+    itself; for an undirected graph give both directions of each edge.
+
+    :func:`timely.algorithms.pagerank` is the unnormalized (GraphX)
+    definition instead. The sums of each vertex are added in the order of
+    their values and ``D`` is correctly rounded, so the ranks do not depend
+    on the worker count.
+
+    Work per iteration: one hash probe per vertex and edge, in C and
+    numpy, and a sum of one float per vertex on one worker for ``D``.
+    """
+    if type(iterations) is not int or iterations < 0:
+        raise ColumnarError(f"pagerank_normalized needs iterations >= 0, not {iterations!r}")
+    if not 0.0 <= damping <= 1.0:
+        raise ColumnarError(f"the damping factor is between 0 and 1, not {damping}")
+    reset = 1.0 - damping
+    info = _node_degrees(edges, nodes, src, dst)
+    directed = edges.map_batch(lambda b: Batch(dict(zip(("src", "dst"), _edges(b, src, dst)))))
+    counted = _totals(info.map_batch(
+        lambda b: Batch(n=np.ones(len(b)), dangling=np.zeros(len(b)))), ("n", "dangling"),
+        "PageRankCount")
+
+    with edges.scope.iterative() as inner:
+        rank_handle, sent = inner.feedback(1)
+        total_handle, carried = inner.feedback(1)
+        ranks = _normalized_step(info.enter(inner), sent, counted.enter(inner).concat(carried),
+                                 reset, damping)
+        done, more = ranks.branch_when(lambda t: _round(t) < iterations)
+        join(more, directed.enter(inner), left_on="node", right_on="src",
+             persist="right").map_batch(
+                 lambda b: Batch(node=b["dst"], c=b["share"])).connect_loop(rank_handle)
+        _totals(more.map_batch(lambda b: Batch(n=np.ones(len(b)), dangling=b["dangling"])),
+                ("n", "dangling"), "DanglingRank").connect_loop(total_handle)
+        result = done.leave()
+    return result.map_batch(lambda b: Batch(node=b["node"], rank=b["rank"]))
+
+
+# -- community detection by label propagation ------------------------------------
+
+
+def _most_frequent(rows: Batch) -> Batch:
+    """Per vertex with an ``own`` row: the label heard most often in its
+    other rows, the least such label on a tie; its own label when it heard
+    none."""
+    node, label, own = rows["node"], rows["label"], rows["own"].astype(bool)
+    mine_node, mine_label = node[own], label[own]
+    heard_node, heard_label = node[~own], label[~own]
+    if not len(heard_node):
+        return Batch(node=mine_node, label=mine_label)
+    order = np.lexsort((heard_label, heard_node))
+    heard_node, heard_label = heard_node[order], heard_label[order]
+    starts = np.flatnonzero(np.concatenate(
+        [[True], (heard_node[1:] != heard_node[:-1]) | (heard_label[1:] != heard_label[:-1])]))
+    counts = np.diff(np.append(starts, len(heard_node)))
+    group_node, group_label = heard_node[starts], heard_label[starts]
+    order = np.lexsort((group_label, -counts, group_node))
+    group_node, group_label = group_node[order], group_label[order]
+    first = np.concatenate([[True], group_node[1:] != group_node[:-1]])
+    best_node, best_label = group_node[first], group_label[first]
+    at = np.minimum(np.searchsorted(best_node, mine_node), len(best_node) - 1)
+    found = best_node[at] == mine_node
+    return Batch(node=mine_node, label=np.where(found, best_label[at], mine_label))
+
+
+def label_propagation(edges: Stream[Batch], nodes: Stream[Batch] | None = None,
+                      iterations: int = 10, *, directed: bool = True, src: str = "src",
+                      dst: str = "dst") -> Stream[Batch]:
+    """Community detection by label propagation (Graphalytics CDLP), as
+    Batches with columns ``node`` and ``label`` (int64), one row per vertex.
+
+    Synchronous: every vertex starts with its own id as its label; in each
+    of ``iterations`` steps every vertex takes the label that is most
+    frequent among its neighbours' labels of the step before, the least
+    such label on a tie; a vertex without neighbours keeps its label.
+    ``directed``: a vertex hears its in- and its out-neighbours, each edge
+    direction once (a neighbour linked both ways is counted twice);
+    undirected, each neighbour once. The edges are read as a set: duplicate
+    edges count once, self-loops are dropped.
+
+    Work per iteration: a join of the labels with the edges (both
+    directions) and a sort of what each vertex heard, in C and numpy.
+    """
+    if type(iterations) is not int or iterations < 0:
+        raise ColumnarError(f"label_propagation needs iterations >= 0, not {iterations!r}")
+    heard_from = _simple_arcs(edges, directed, src, dst)
+    if directed:
+        heard_from = heard_from.map_batch(_both_ways)
+    seeds = _vertex_rows(edges, nodes, src, dst).distinct("node").map_batch(
+        lambda b: Batch(node=b["node"], label=b["node"]))
+
+    with edges.scope.iterative() as inner:
+        handle, loop = inner.feedback(1)
+        labels = seeds.enter(inner).concat(loop)
+        done, more = labels.branch_when(lambda t: _round(t) < iterations)
+        heard = join(more, heard_from.enter(inner), left_on="node", right_on="src",
+                     persist="right").map_batch(
+            lambda b: Batch(node=b["dst"], label=b["label"], own=np.zeros(len(b), np.int8)))
+        own = more.map_batch(
+            lambda b: Batch(node=b["node"], label=b["label"], own=np.ones(len(b), np.int8)))
+        _per_key(own.concat(heard), "node", _most_frequent,
+                 "LabelPropagation").connect_loop(handle)
+        result = done.leave()
+    return result
+
+
+# -- clustering coefficients and triangles ----------------------------------------
+
+
+def _neighbourhoods(edges: Stream[Batch], nodes: Stream[Batch] | None, directed: bool,
+                    src: str, dst: str) -> Stream[Batch]:
+    """Per vertex ``v``: ``size``, the number of its neighbours ``N(v)``
+    (in- and out-neighbours, itself excluded), and ``links``, the number of
+    ordered pairs ``(u, w)`` of ``N(v)`` with an edge ``u -> w`` (for an
+    undirected graph both orientations of each edge: twice the edges)."""
+    arcs = _simple_arcs(edges, directed, src, dst)
+    near = arcs.map_batch(_both_ways).distinct(["src", "dst"]) if directed else arcs
+    # Every arc u -> w, with each v in N(u) other than w ...
+    wedges = join(arcs.map_batch(lambda b: Batch(u=b["src"], w=b["dst"])),
+                  near.map_batch(lambda b: Batch(u=b["src"], v=b["dst"])), on="u")
+    wedges = wedges.filter_batch(lambda b: b["v"] != b["w"])
+    # ... where w is in N(v) too: a link among v's neighbours.
+    closed = join(wedges, near.map_batch(lambda b: Batch(w=b["src"], v=b["dst"])),
+                  on=["w", "v"])
+
+    def counted(node: np.ndarray, size: int, links: int) -> Batch:
+        return Batch(node=node, size=np.full(len(node), size, np.int64),
+                     links=np.full(len(node), links, np.int64))
+
+    rows = near.map_batch(lambda b: counted(b["src"], 1, 0))
+    rows = rows.concat(closed.map_batch(lambda b: counted(b["v"], 0, 1)))
+    rows = rows.concat(_vertex_rows(edges, nodes, src, dst).map_batch(
+        lambda b: counted(b["node"], 0, 0)))
+    return _summed(rows, ("size", "links"), "Neighbourhoods")
+
+
+def local_clustering_coefficient(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
+                                 directed: bool = True, src: str = "src",
+                                 dst: str = "dst") -> Stream[Batch]:
+    """The local clustering coefficient of every vertex (Graphalytics LCC),
+    as Batches with columns ``node`` and ``lcc`` (float64).
+
+    ``N(v)`` is the set of ``v``'s in- and out-neighbours, ``v`` itself
+    excluded. Directed: ``lcc(v) = |{(u, w) in E : u, w in N(v)}| /
+    (|N(v)| (|N(v)| - 1))``, the edges among the neighbours over the
+    ordered pairs of them. Undirected (``directed=False``): the same with
+    each undirected edge among the neighbours counted once over the
+    unordered pairs, ``2 e / (k (k - 1))``. 0 when ``|N(v)| < 2``. The
+    edges are read as a set: duplicate edges count once (undirected: ``u -
+    v`` and ``v - u`` are one edge), self-loops are dropped.
+
+    Work: per edge ``u -> w``, one row per neighbour of ``u`` (joins by
+    vertex in C), so about the sum of the squared degrees.
+    """
+
+    def coefficient(b: Batch) -> Batch:
+        k = b["size"].astype(np.float64)
+        pairs = k * (k - 1)
+        lcc = np.divide(b["links"], pairs, out=np.zeros(len(b)), where=pairs > 0)
+        return Batch(node=b["node"], lcc=lcc)
+
+    return _neighbourhoods(edges, nodes, directed, src, dst).map_batch(coefficient)
+
+
+def triangles(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *, src: str = "src",
+              dst: str = "dst") -> Stream[Batch]:
+    """Per vertex, the number of triangles of the undirected graph it is
+    in, as Batches with columns ``node`` and ``triangles`` (int64).
+
+    The edges are taken as undirected and as a set: ``u -> v`` and ``v ->
+    u`` are one edge, duplicates count once, self-loops are dropped. A
+    vertex's triangles are the edges among its neighbours.
+    """
+    return _neighbourhoods(edges, nodes, False, src, dst).map_batch(
+        lambda b: Batch(node=b["node"], triangles=b["links"] // 2))
+
+
+def triangle_count(edges: Stream[Batch], *, src: str = "src", dst: str = "dst") -> Stream[Batch]:
+    """The number of triangles of the undirected graph, as one Batch with
+    one row and a column ``triangles`` (int64), on one worker; no row for a
+    graph without edges. The edges are read as in :func:`triangles`."""
+    per_vertex = triangles(edges, src=src, dst=dst).map_batch(
+        lambda b: Batch(total=np.zeros(len(b), np.int64), triangles=b["triangles"]))
+    return per_vertex.aggregate("total", "triangles", how="sum").map_batch(
+        lambda b: Batch(triangles=b["sum"] // 3))
+
+
+# -- degrees ------------------------------------------------------------------------
+
+
+def degrees(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *, src: str = "src",
+            dst: str = "dst") -> Stream[Batch]:
+    """Per vertex, its degrees, as Batches with columns ``node``,
+    ``in_degree``, ``out_degree`` and ``degree`` (their sum), all int64;
+    isolated vertices (named only by ``nodes``) have 0.
+
+    Every edge counts as given: a duplicate edge twice, a self-loop once as
+    an out-edge and once as an in-edge of its vertex (degree 2). For the
+    degrees of the simple graph, pass ``edges.distinct(["src", "dst"])``.
+    """
+
+    def ends(b: Batch) -> Batch:
+        s, d = _edges(b, src, dst)
+        ones, zeros = np.ones(len(s), np.int64), np.zeros(len(s), np.int64)
+        return Batch(node=np.concatenate([s, d]), in_degree=np.concatenate([zeros, ones]),
+                     out_degree=np.concatenate([ones, zeros]))
+
+    rows = edges.map_batch(ends)
+    if nodes is not None:
+        rows = rows.concat(nodes.map_batch(lambda b: Batch(
+            node=_nodes(b, "node"), in_degree=np.zeros(len(b), np.int64),
+            out_degree=np.zeros(len(b), np.int64))))
+    return _summed(rows, ("in_degree", "out_degree"), "Degrees").map_batch(
+        lambda b: b.with_columns(degree=b["in_degree"] + b["out_degree"]))
+
+
+# -- single-source shortest paths ---------------------------------------------------
+
+
+def _least_distance(rows: Batch) -> Batch:
+    """Per vertex, its least ``distance``."""
+    node, distance = rows["node"], rows["distance"]
+    order = np.lexsort((distance, node))
+    node, distance = node[order], distance[order]
+    first = np.concatenate([[True], node[1:] != node[:-1]])
+    return Batch(node=node[first], distance=distance[first])
+
+
+def shortest_paths(edges: Stream[Batch], source: int, nodes: Stream[Batch] | None = None, *,
+                   directed: bool = True, weight: str = "weight", src: str = "src",
+                   dst: str = "dst") -> Stream[Batch]:
+    """Weighted single-source shortest paths (Graphalytics SSSP), as
+    Batches with columns ``node`` and ``distance`` (float64), one row per
+    vertex: the least total ``weight`` of a path from ``source`` (0 at
+    ``source``, ``inf`` where no path reaches).
+
+    ``edges`` has a column ``weight`` of non-negative numbers (taken as
+    float64; a negative or NaN weight raises
+    :class:`~timely.ColumnarError`). Parallel edges: the lightest counts;
+    self-loops change nothing. ``directed=False`` reads each edge both ways.
+    A ``source`` that is no vertex reaches nothing.
+
+    A Bellman-Ford fixpoint in an ``iterative()`` scope: each round, the
+    vertices whose distance improved send it plus the edge weight along
+    their out-edges, and each vertex keeps the least it receives, until
+    nothing improves. A path's length is added up from the source, as a
+    sequential Dijkstra adds it, so the distances are exact.
+    """
+    if type(source) is not int and not isinstance(source, np.integer):
+        raise ColumnarError(f"the source is an int vertex id, not {source!r}")
+    if not _INT64[0] <= int(source) <= _INT64[1]:
+        raise ColumnarError(f"the source {source} is not an int64 vertex id")
+    origin = np.int64(source)
+
+    def arcs(b: Batch) -> Batch:
+        s, d = _edges(b, src, dst)
+        if weight not in b:
+            raise ColumnarError(f"shortest_paths takes edges with a column {weight!r}")
+        w = np.asarray(b[weight]).astype(np.float64)
+        if len(w) and not (w >= 0).all():
+            raise ColumnarError(f"shortest_paths needs non-negative weights; {weight!r} has "
+                                f"{w[~(w >= 0)][0]}")
+        if not directed:
+            s, d, w = np.concatenate([s, d]), np.concatenate([d, s]), np.concatenate([w, w])
+        return Batch(src=s, dst=d, weight=w)
+
+    weighted = edges.map_batch(arcs)
+    vertices = _vertex_rows(edges, nodes, src, dst)
+    seeds = vertices.filter_batch(lambda b: b["node"] == origin).map_batch(
+        lambda b: Batch(node=b["node"], distance=np.zeros(len(b))))
+
+    with edges.scope.iterative() as inner:
+        handle, loop = inner.feedback(1)
+        best = improve(seeds.enter(inner).concat(loop), "node", "distance", "min")
+        join(best, weighted.enter(inner), left_on="node", right_on="src",
+             persist="right").map_batch(
+                 lambda b: Batch(node=b["dst"], distance=b["distance"] + b["weight"])
+             ).connect_loop(handle)
+        reached = best.leave()
+    unreached = vertices.map_batch(
+        lambda b: Batch(node=b["node"], distance=np.full(len(b), np.inf)))
+    return _per_key(reached.concat(unreached), "node", _least_distance, "Settle")
