@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from timely import Batch
-from timely.errors import ColumnarError, DataflowError, SparkConfigError
+from timely.errors import ColumnarError, ConfigurationError, DataflowError
 from timely.spark import map_batches, run
 
 
@@ -162,5 +162,32 @@ def test_retries_zero_fails_on_the_first_failure(spark, tmp_path):
 def test_a_retries_setting_that_is_not_a_count_is_named(spark):
     session = spark.newSession()
     session.conf.set("spark.timely.retries", "twice")
-    with pytest.raises(SparkConfigError, match="spark.timely.retries .* not 'twice'"):
+    with pytest.raises(ConfigurationError, match="spark.timely.retries is a count .* not 'twice'"):
         run(session.range(3), lambda stream: stream, "id long", workers=2)
+
+
+def test_the_configuration_goes_whole_to_every_task(spark):
+    """A Config given to run (and keyword options over it) reaches each
+    task's worker and allocator: the window and the stall warning."""
+    from timely.config import CommunicationSettings, Config, WorkerSettings
+
+    config = Config(communication=CommunicationSettings(window=1 << 20),
+                    worker=WorkerSettings(stall_warning=7.5))
+
+    def report(stream):
+        def describe(batch):
+            from pyspark import TaskContext
+
+            if TaskContext.get() is None:                 # the driver's dry run
+                return Batch(window=np.array([0]), stall=np.array([0.0]))
+            worker = stream.scope.worker
+            return Batch(window=np.array([worker.allocator.window]),
+                         stall=np.array([worker.stall_warning]))
+        return stream.map_batch(describe)
+
+    rows = run(spark.range(4), report, "window long, stall double", workers=2,
+               config=config).collect()
+    assert sorted({(r.window, r.stall) for r in rows}) == [(1 << 20, 7.5)]
+    with pytest.raises(ConfigurationError, match="window"):
+        run(spark.range(4), report, "window long, stall double", workers=2, config=config,
+            window=12)

@@ -19,7 +19,8 @@ def map_batches(df: Any, fn: Callable[[Batch], Any], schema: Any, cast: bool = F
     barrier and no exchange: for stateless steps and pre-aggregation."""
     from timely.spark.schema import conform
 
-    struct, arrow_schema, incoming = check_schemas(df, schema, None)
+    schemas = check_schemas(df, schema, None)
+    struct, arrow_schema, incoming = schemas.struct, schemas.output, schemas.incoming
 
     def one(batch: Batch) -> Batch:
         result = fn(batch)

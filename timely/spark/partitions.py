@@ -5,7 +5,7 @@ output), and several DataFrames as one union that each task splits back."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -14,7 +14,7 @@ from timely.errors import SparkConfigError, SparkSchemaError
 from timely.spark.session import is_connect
 from timely.spark.windows import Window
 
-__all__ = ["INPUT_COLUMN", "check_schemas", "checked_frames", "declared_struct", "epochs_of",
+__all__ = ["INPUT_COLUMN", "Schemas", "check_schemas", "checked_frames", "declared_struct", "epochs_of",
            "labelled", "splitter", "union_inputs", "window_epochs"]
 
 _DDL: dict[str, Any] = {}
@@ -32,8 +32,16 @@ def declared_struct(spark: Any, schema: Any) -> Any:
     return struct
 
 
+class Schemas(NamedTuple):
+    """The schemas of one run, checked at the driver."""
+
+    struct: Any       # the declared output, a StructType
+    output: Any       # the declared output as the Arrow schema mapInArrow hands over
+    incoming: Any     # the DataFrame's rows as Arrow hands them to a task
+
+
 def check_schemas(df: Any, schema: Any, epoch_col: str | None,
-                  window: Window | None = None) -> tuple[Any, Any, Any]:
+                  window: Window | None = None) -> Schemas:
     """The declared output's StructType and Arrow schema, and the input's
     Arrow schema, checked at the driver: every type carries to Arrow, the
     epoch column exists and holds integers (times, with a window)."""
@@ -61,7 +69,7 @@ def check_schemas(df: Any, schema: Any, epoch_col: str | None,
                                    f"integers{hint}")
     elif window is not None:
         raise SparkSchemaError("a window needs epoch_col, the timestamp column it windows")
-    return struct, arrow_schema(struct, zone), incoming
+    return Schemas(struct, arrow_schema(struct, zone), incoming)
 
 
 def epochs_of(batch: Batch, epoch_col: str) -> list[tuple[int, Batch]]:

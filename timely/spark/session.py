@@ -4,24 +4,23 @@ and the check that a barrier stage of that many tasks can start."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
+from timely.config import (
+    CONF_LISTEN_ADDRESS,
+    CONF_PORTS,
+    CONF_RETRIES,
+    CONF_WATCHDOG,
+    Config,
+    SparkSettings,
+)
 from timely.errors import SparkConfigError
 
-__all__ = ["CONF_LISTEN_ADDRESS", "CONF_PORTS", "CONF_RETRIES", "CONF_WATCHDOG", "RETRIES_DEFAULT",
-           "WATCHDOG_DEFAULT", "conf", "is_connect", "local_cores", "preflight", "retries",
-           "slots"]
+__all__ = ["conf", "is_connect", "local_cores", "preflight", "session_settings", "slots"]
 
 #: Session conf keys read by :func:`run` (``spark.conf.set`` or ``--conf``).
-CONF_LISTEN_ADDRESS = "spark.timely.listenAddress"
-CONF_PORTS = "spark.timely.ports"
-CONF_WATCHDOG = "spark.timely.watchdogTimeout"
-WATCHDOG_DEFAULT = 300.0
-CONF_RETRIES = "spark.timely.retries"
-RETRIES_DEFAULT = 1
-
-
 def conf(spark: Any, key: str, default: Any = None) -> Any:
     """A session conf value, or ``default`` (classic and Spark Connect alike)."""
     try:
@@ -92,15 +91,16 @@ def preflight(spark: Any, workers: int) -> None:
             f"{conf(spark, 'spark.task.cpus', '1')}): ask for fewer workers or more cores")
 
 
-def retries(spark: Any) -> int:
-    """How many times a stage is retried after a task failed with the same
-    exception each time (``spark.timely.retries``, 1 by default)."""
-    value = conf(spark, CONF_RETRIES, RETRIES_DEFAULT)
-    try:
-        retries = int(str(value).strip())
-    except ValueError:
-        retries = -1
-    if retries < 0:
-        raise SparkConfigError(f"{CONF_RETRIES} is a count of retries (0, 1, ...), not "
-                               f"{value!r}")
-    return retries
+def session_settings(spark: Any, config: Config) -> Config:
+    """``config`` with the ``spark.timely.*`` keys set in ``spark``'s conf
+    over its ``spark`` group (:class:`timely.config.SparkSettings`); a value
+    that cannot be used is a :class:`~timely.errors.ConfigurationError`
+    naming its key."""
+    keys = {CONF_LISTEN_ADDRESS: "listen_address", CONF_PORTS: "ports",
+            CONF_WATCHDOG: "watchdog_timeout", CONF_RETRIES: "retries"}
+    given = {key: value for key in keys if (value := conf(spark, key)) not in (None, "")}
+    if not given:
+        return config
+    read = SparkSettings.from_conf(given.get)
+    return dataclasses.replace(config, spark=dataclasses.replace(
+        config.spark, **{keys[key]: getattr(read, keys[key]) for key in given}))

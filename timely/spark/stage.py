@@ -10,6 +10,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from timely.config import Config, configured
 from timely.container import Batch
 from timely.errors import SparkConfigError, SparkSchemaError, SparkTaskError, WorkerFailed
 from timely.spark import dryrun
@@ -23,17 +24,7 @@ from timely.spark.partitions import (
     union_inputs,
     window_epochs,
 )
-from timely.spark.session import (
-    CONF_LISTEN_ADDRESS,
-    CONF_PORTS,
-    CONF_WATCHDOG,
-    WATCHDOG_DEFAULT,
-    conf,
-    is_connect,
-    preflight,
-    retries,
-    slots,
-)
+from timely.spark.session import conf, is_connect, preflight, session_settings, slots
 from timely.spark.windows import Window
 
 __all__ = ["run"]
@@ -67,8 +58,7 @@ class Stage:
     split: Callable[[Any], list[tuple[int, Any]]] | None
     listen: str | None                 # the listen address asked for, if any
     driver_host: str
-    ports: Any
-    options: dict[str, Any]
+    config: Config                     # the driver's, with the session's spark.timely.* keys
     meeting: MeetingPlace | None       # None: BarrierTaskContext.allGather
 
 
@@ -80,14 +70,15 @@ def _run_task(stage: Stage, index: int, gather: Callable[[str], list[str]], batc
     from timely.spark.schema import conform
     from timely.worker import Worker
 
-    task = TaskWorker(index, stage.peers, gather, host, ports=stage.ports)
+    task = TaskWorker(index, stage.peers, gather, host, ports=stage.config.spark.ports,
+                      config=stage.config)
     if stage.meeting is None and index == 0:
         from timely.spark.rendezvous import describe_paths
 
         log.info("timely.spark stage of %d workers: data paths %s", stage.peers,
                  describe_paths(task.everyone))
     try:
-        worker = Worker(task.allocator, **stage.options)
+        worker = Worker(task.allocator, **stage.config.worker.options())
         out: deque[tuple[Any, Any]] = deque()
 
         def collect(input_: Any) -> None:
@@ -218,7 +209,8 @@ def _raise_with_cause(error: BaseException, partition: int, meeting: Any) -> Non
 def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | None = None,
         epoch_col: str | None = None, host: str | None = None, rendezvous: str = "auto",
         cast: bool = False, dry_run: bool = True, repartition: bool = True,
-        window: Window | str | None = None, **options: Any) -> Any:
+        window: Window | str | None = None, config: Config | None = None,
+        **options: Any) -> Any:
     """Runs ``dataflow`` over ``df`` with one timely worker per Spark task.
 
     ``dataflow(stream) -> stream`` is called in every worker's root scope with
@@ -316,9 +308,15 @@ def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | Non
     ``take``, ``first``, ``show``, ``limit`` and ``coalesce`` directly on the
     result (its barrier-stage check); ``collect``, ``count``, writes and
     aggregations work. Lazy, like any DataFrame.
-    """
-    from timely.spark._task import parse_ports
 
+    Settings: ``config`` (a :class:`timely.Config`; by default the driver's
+    ``TIMELY_*`` environment, :meth:`timely.Config.from_env`) with the
+    keyword ``options`` over it (``check_progress=``, ``window=``,
+    ``heartbeat=``, ...) and the session's ``spark.timely.*`` keys over its
+    ``spark`` group is read and checked at the driver (a bad value is a
+    :class:`~timely.errors.ConfigurationError` naming it, before any task
+    starts) and goes whole to every task: its worker, allocator and links.
+    """
     if window is not None and not isinstance(window, Window):
         window = Window(window)
     names = split = None
@@ -333,8 +331,8 @@ def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | Non
         peers = workers or partitions or slots(spark)
         preflight(spark, peers)
         checked = [check_schemas(f, schema, epoch_col, window) for f in frames.values()]
-        struct, arrow_schema = checked[0][:2]
-        incoming = [c[2] for c in checked]
+        struct, arrow_schema = checked[0].struct, checked[0].output
+        incoming = [c.incoming for c in checked]
         split = splitter(incoming)
         df = union_inputs(frames).repartition(peers)
     else:
@@ -345,15 +343,15 @@ def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | Non
         preflight(spark, peers)
         if partitions != peers:                # unknown under Spark Connect: always
             df = df.repartition(peers)
-        struct, arrow_schema, incoming = check_schemas(df, schema, epoch_col, window)
+        schemas = check_schemas(df, schema, epoch_col, window)
+        struct, arrow_schema, incoming = schemas.struct, schemas.output, schemas.incoming
+    settings = session_settings(spark, configured(config, options))
     if dry_run:
         label = None if window is None else (
             lambda batch: labelled(batch, 1 << 63, window, arrow_schema))
         dryrun.dry_run(dryrun.through_dataflow(dataflow, names), incoming, arrow_schema,
                        epoch_col, cast, label)
-    ports = parse_ports(conf(spark, CONF_PORTS))
-    watchdog = float(conf(spark, CONF_WATCHDOG, WATCHDOG_DEFAULT))
-    limit = retries(spark)
+    watchdog = settings.spark.watchdog_timeout
     driver_host = conf(spark, "spark.driver.host") or os.environ.get("SPARK_LOCAL_IP") \
         or "127.0.0.1"
     if rendezvous == "auto":
@@ -364,15 +362,16 @@ def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | Non
 
         server = driver_server(driver_host)
         meeting = MeetingPlace(server.address, server.secret,
-                               server.new_run(peers, watchdog, _cancel_stage(spark), limit),
+                               server.new_run(peers, watchdog, _cancel_stage(spark),
+                                              settings.spark.retries),
                                watchdog)
     elif rendezvous != "allgather":
         raise SparkConfigError(f"rendezvous is 'auto', 'driver' or 'allgather', not "
                                f"{rendezvous!r}")
     stage = Stage(peers=peers, dataflow=dataflow, output=arrow_schema, epoch_col=epoch_col,
                   window=window, cast=cast, names=names, split=split,
-                  listen=host or conf(spark, CONF_LISTEN_ADDRESS), driver_host=driver_host,
-                  ports=ports, options=options, meeting=meeting)
+                  listen=host or settings.spark.listen_address, driver_host=driver_host,
+                  config=settings, meeting=meeting)
 
     def task(batches: Any) -> Iterator[Any]:
         return _task(stage, batches)
