@@ -14,8 +14,8 @@ from timely.errors import SparkConfigError, SparkSchemaError
 from timely.spark.session import is_connect
 from timely.spark.windows import Window
 
-__all__ = ["INPUT_COLUMN", "Schemas", "check_schemas", "checked_frames", "declared_struct", "epochs_of",
-           "labelled", "splitter", "union_inputs", "window_epochs"]
+__all__ = ["INPUT_COLUMN", "Schemas", "check_schemas", "checked_frames", "declared_struct",
+           "epochs_of", "labelled", "splitter", "union_inputs", "window_epochs"]
 
 _DDL: dict[str, Any] = {}
 
