@@ -29,6 +29,8 @@ MODULES = [
     "timely.dataflow.operators._relational",
     "timely.algorithms.graph",
     "timely.algorithms.graphalytics",
+    "timely.algorithms.graphframes",
+    "timely.algorithms.vertex_program",
     "timely.algorithms.generators",
     "timely.algorithms._graph",
 ]

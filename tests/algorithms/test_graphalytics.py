@@ -20,8 +20,8 @@ from timely.algorithms import (
     degrees,
     label_propagation,
     local_clustering_coefficient,
-    pagerank_normalized,
-    shortest_paths,
+    pagerank,
+    sssp,
     triangle_count,
     triangles,
 )
@@ -94,13 +94,13 @@ def graphs(draw):
 
 def every_algorithm(iterations: int, directed: bool, source: int) -> dict:
     return {
-        "pagerank": lambda e, n: pagerank_normalized(e, n, iterations),
+        "pagerank": lambda e, n: pagerank(e, iterations, nodes=n, definition="normalized"),
         "cdlp": lambda e, n: label_propagation(e, n, iterations, directed=directed),
         "lcc": lambda e, n: local_clustering_coefficient(e, n, directed=directed),
         "triangles": lambda e, n: triangles(e, n),
         "triangle_count": lambda e, n: triangle_count(e),
         "degrees": lambda e, n: degrees(e, n),
-        "sssp": lambda e, n: shortest_paths(e, source, n, directed=directed),
+        "sssp": lambda e, n: sssp(e, source, n, directed=directed),
     }
 
 
@@ -120,7 +120,7 @@ def check_against_reference(got: dict, edges, weights, nodes, iterations: int,
     assert got["triangle_count"] == expected_total
     assert as_dict(got["degrees"]) == reference.degrees(edges, nodes)
     assert_close(as_dict(got["sssp"]),
-                 reference.shortest_paths(edges, weights, nodes, source, directed))
+                 reference.sssp(edges, weights, nodes, source, directed))
 
 
 @settings(max_examples=30, deadline=None)
@@ -142,15 +142,17 @@ def test_random_graphs_match_the_definitions_at_any_worker_count(graph, iteratio
 
 
 def test_pagerank_of_one_edge(workers):
-    got = run({"pr": lambda e, n: pagerank_normalized(e, n, 1)}, [(1, 2)], workers=workers)
+    got = run({"pr": lambda e, n: pagerank(e, 1, nodes=n, definition="normalized")}, [(1, 2)],
+              workers=workers)
     ranks = as_dict(got["pr"])
     assert math.isclose(ranks[1], 0.2875, rel_tol=1e-12)
     assert math.isclose(ranks[2], 0.7125, rel_tol=1e-12)
 
 
 def test_pagerank_counts_isolated_vertices_and_sums_to_one(workers):
-    got = run({"pr": lambda e, n: pagerank_normalized(e, n, 0),
-               "pr5": lambda e, n: pagerank_normalized(e, n, 5, damping=0.5)},
+    got = run({"pr": lambda e, n: pagerank(e, 0, nodes=n, definition="normalized"),
+               "pr5": lambda e, n: pagerank(e, 5, nodes=n, damping=0.5,
+                                            definition="normalized")},
               [(1, 2), (2, 1), (3, 1)], nodes=[7, 8], workers=workers)
     assert as_dict(got["pr"]) == {1: 0.2, 2: 0.2, 3: 0.2, 7: 0.2, 8: 0.2}
     ranks = as_dict(got["pr5"])
@@ -220,12 +222,12 @@ def test_degrees_by_hand(workers):
                                  2**63 - 1: (0, 0, 0)}
 
 
-def test_shortest_paths_by_hand(workers):
+def test_sssp_by_hand(workers):
     edges = [(0, 1), (0, 2), (2, 1), (1, 3), (1, 3), (4, 0)]
     weights = [5.0, 1.0, 1.5, 2.0, 0.5, 1.0]
-    got = run({"d": lambda e, n: shortest_paths(e, 0, n),
-               "u": lambda e, n: shortest_paths(e, 0, n, directed=False),
-               "none": lambda e, n: shortest_paths(e, 99, n)},
+    got = run({"d": lambda e, n: sssp(e, 0, n),
+               "u": lambda e, n: sssp(e, 0, n, directed=False),
+               "none": lambda e, n: sssp(e, 99, n)},
               edges, nodes=[-2**63], weights=weights, workers=workers)
     assert as_dict(got["d"]) == {0: 0.0, 1: 2.5, 2: 1.0, 3: 3.0, 4: math.inf,
                                  -2**63: math.inf}
@@ -240,14 +242,15 @@ def test_empty_graph(workers):
 
 def test_refusals():
     with pytest.raises(timely.ColumnarError):
-        run({"s": lambda e, n: shortest_paths(e, 0, n)}, [(0, 1)], weights=[-1.0])
+        run({"s": lambda e, n: sssp(e, 0, n)}, [(0, 1)], weights=[-1.0])
     with pytest.raises(timely.ColumnarError):
-        run({"s": lambda e, n: shortest_paths(e, 0, n)}, [(0, 1)], weights=[math.nan])
+        run({"s": lambda e, n: sssp(e, 0, n)}, [(0, 1)], weights=[math.nan])
     with pytest.raises(timely.ColumnarError):
-        run({"p": lambda e, n: pagerank_normalized(e, n, -1)}, [(0, 1)])
+        run({"p": lambda e, n: pagerank(e, -1, nodes=n, definition="normalized")}, [(0, 1)])
     with pytest.raises(timely.ColumnarError):
-        run({"p": lambda e, n: pagerank_normalized(e, n, 3, damping=1.5)}, [(0, 1)])
+        run({"p": lambda e, n: pagerank(e, 3, nodes=n, damping=1.5, definition="normalized")},
+            [(0, 1)])
     with pytest.raises(timely.ColumnarError):
         run({"l": lambda e, n: label_propagation(e, n, -2)}, [(0, 1)])
     with pytest.raises(timely.ColumnarError):
-        run({"s": lambda e, n: shortest_paths(e, 2**63, n)}, [(0, 1)])
+        run({"s": lambda e, n: sssp(e, 2**63, n)}, [(0, 1)])

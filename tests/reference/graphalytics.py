@@ -131,7 +131,7 @@ def degrees(edges, nodes) -> dict[int, tuple[int, int, int]]:
     return {v: (into[v], out[v], into[v] + out[v]) for v in everyone}
 
 
-def shortest_paths(edges, weights, nodes, source: int, directed: bool) -> dict[int, float]:
+def sssp(edges, weights, nodes, source: int, directed: bool) -> dict[int, float]:
     """Dijkstra from ``source`` over ``edges`` with ``weights``; ``inf``
     where no path reaches, everything when ``source`` is no vertex."""
     everyone = vertices(edges, nodes)

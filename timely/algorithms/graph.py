@@ -11,7 +11,8 @@ on the worker count: every step exchanges by node.
   (undirected) component, by min-label propagation.
 - :func:`bfs`: per node reachable from the roots, its distance in edges.
 - :func:`pagerank`: per node, its rank after a fixed number of iterations,
-  or to a tolerance.
+  or to a tolerance; GraphX's unnormalized definition, or (``definition=
+  "normalized"``) that of Graphalytics and networkx.
 
 >>> import numpy as np
 >>> import timely
@@ -298,17 +299,27 @@ def _rank_step(info, contributions, body, name: str):
 
 def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
              tolerance: float | None = None, nodes=None, src: str = "src", dst: str = "dst",
-             on_round=None):
+             on_round=None, definition: str = "graphx"):
     """PageRank of the directed ``edges``, as Batches with columns ``node``
-    and ``rank`` (float64), one row per node.
+    and ``rank`` (float64), one row per node. Duplicate edges count as
+    often as they appear. ``definition`` chooses the ranks:
 
-    The ranks are those of ``r(v) = (1 - damping) + damping * sum(r(u) /
-    outdeg(u) for u -> v)`` (unnormalized, as Spark's GraphX: ranks sum to
-    the node count when no node is dangling; a dangling node's rank is not
-    passed on). Duplicate edges count as often as they appear.
-    :func:`~timely.algorithms.graphalytics.pagerank_normalized` is the
-    normalized definition of Graphalytics and networkx (ranks from ``1/N``,
-    the dangling vertices' rank spread over all).
+    - ``"graphx"`` (default): those of ``r(v) = (1 - damping) + damping *
+      sum(r(u) / outdeg(u) for u -> v)`` (unnormalized, as Spark's GraphX:
+      ranks sum to the node count when no node is dangling; a dangling
+      node's rank is not passed on), for fixed iterations or to a
+      tolerance, as below.
+    - ``"normalized"``: the definition of LDBC Graphalytics and networkx:
+      for ``N`` vertices (every node of ``nodes`` and every edge end),
+      ranks start at ``1/N`` and each of ``iterations`` steps sets ``PR(v)
+      = (1 - d)/N + d * (sum(PR(u) / outdeg(u) for u -> v) + D/N)``, ``D``
+      the total rank of the dangling vertices (out-degree 0), so the ranks
+      keep summing to 1. A self-loop is an edge from its vertex to itself.
+      Fixed iterations only (no ``tolerance``); the sums are taken in an
+      order independent of the workers and ``D`` is correctly rounded, so
+      the ranks are the same, bit for bit, at any worker count.
+
+    The rest of this describes ``"graphx"``.
 
     With ``iterations`` (and no ``tolerance``): ``iterations`` steps from
     ``r = 1`` everywhere. With ``tolerance``: residual pushing from ``r = 0``
@@ -325,6 +336,15 @@ def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
     round is complete there, with the number of ranks computed (fixed
     iterations) or changed (tolerance) on that worker in it.
     """
+    if definition not in ("graphx", "normalized"):
+        raise ColumnarError(f"definition is 'graphx' or 'normalized', not {definition!r}")
+    if definition == "normalized":
+        if tolerance is not None:
+            raise ColumnarError("pagerank with definition='normalized' runs fixed iterations, "
+                                "not to a tolerance")
+        from timely.algorithms.graphalytics import _pagerank_normalized
+
+        return _pagerank_normalized(edges, nodes, iterations, damping, src, dst, on_round)
     if tolerance is None and (iterations is None or iterations < 0):
         raise ColumnarError("pagerank needs iterations >= 0 or a tolerance")
     if tolerance is not None and tolerance <= 0:

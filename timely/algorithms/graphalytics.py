@@ -11,13 +11,14 @@ total: one row). Every step exchanges by vertex, and every floating-point
 sum is taken in an order that does not depend on how rows were spread, so
 the answers are the same, bit for bit, at any worker count.
 
-- :func:`pagerank_normalized`: PageRank as Graphalytics (and networkx)
-  define it: ranks summing to 1, dangling vertices' rank spread over all.
+- PageRank as Graphalytics (and networkx) define it, ranks summing to 1
+  and dangling vertices' rank spread over all: it is
+  :func:`~timely.algorithms.pagerank` with ``definition="normalized"``.
 - :func:`label_propagation`: community detection by label propagation (CDLP).
 - :func:`local_clustering_coefficient`: LCC, directed or undirected.
 - :func:`triangles` and :func:`triangle_count`: triangles of an undirected graph.
 - :func:`degrees`: in-, out- and total degree.
-- :func:`shortest_paths`: weighted single-source shortest paths (SSSP).
+- :func:`sssp`: weighted single-source shortest paths (SSSP).
 
 Graphalytics' graphs are simple. Here the neighbourhood algorithms (CDLP,
 LCC, triangles) read the edges as a set: duplicate edges count once and
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from timely.algorithms.graph import _edges, _node_degrees, _nodes, _Ranks
+from timely.algorithms.graph import _edges, _node_degrees, _nodes, _Ranks, _reported
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
@@ -63,8 +64,7 @@ __all__ = [
     "degrees",
     "label_propagation",
     "local_clustering_coefficient",
-    "pagerank_normalized",
-    "shortest_paths",
+    "sssp",
     "triangle_count",
     "triangles",
 ]
@@ -190,9 +190,11 @@ def _ordered_sums(state: _Ranks, got: Batch | None) -> np.ndarray:
 def _normalized_step(info: Stream[Batch], contributions: Stream[Batch], totals: Stream[Batch],
                      reset: float, damping: float) -> Stream[Batch]:
     """The vertices' ranks at each round, on the worker that owns them:
-    ``info`` brings the ``(node, degree)`` rows at round 0, ``contributions``
-    the ``(node, c)`` shares sent to them, ``totals`` (on every worker) the
-    vertex count ``n`` and the dangling rank ``dangling`` of the round before."""
+    ``info`` brings the ``(node, degree, teleport)`` rows at round 0
+    (``teleport`` 1.0 for a vertex the random surfer jumps to, else 0.0),
+    ``contributions`` the ``(node, c)`` shares sent to them, ``totals`` (on
+    every worker) the teleport count ``n`` and the dangling rank
+    ``dangling`` of the round before. With ``n`` 0 every rank is 0."""
     b = OperatorBuilder("PageRankNormalized", info.scope)
     iin = b.new_input(info, Exchange("node"))
     cin = b.new_input(contributions, Exchange("node"))
@@ -204,6 +206,7 @@ def _normalized_step(info: Stream[Batch], contributions: Stream[Batch], totals: 
         notificator = FrontierNotificator(b.arity)
         held = [PendingBatches(notificator) for _ in range(3)]
         state = _Ranks()
+        teleport = [np.zeros(0)]
 
         def run(frontiers):
             for port, inp in enumerate((iin, cin, tin)):
@@ -218,20 +221,27 @@ def _normalized_step(info: Stream[Batch], contributions: Stream[Batch], totals: 
                 rows, got, total = (h.take(time) for h in held)
                 if rows is not None:
                     state.add(rows)
+                    grown = np.zeros(len(state.index))
+                    grown[:len(teleport[0])] = teleport[0]
+                    grown[state.index.lookup([rows["node"]])] = rows["teleport"]
+                    teleport[0] = grown
                 if total is not None and len(state.index):
                     n = float(total["n"][0])
-                    if _round(time) == 0:
-                        state.rank[:] = 1.0 / n
+                    jump = teleport[0]
+                    if n == 0.0:
+                        state.rank[:] = 0.0
+                    elif _round(time) == 0:
+                        state.rank[:] = jump / n
                     else:
                         dangling = float(total["dangling"][0])
-                        state.rank[:] = reset / n + damping * (
-                            _ordered_sums(state, got) + dangling / n)
+                        state.rank[:] = reset * jump / n + damping * (
+                            _ordered_sums(state, got) + dangling * jump / n)
                     linked = state.degree > 0
                     share = np.zeros(len(state.rank))
                     share[linked] = state.rank[linked] / state.degree[linked]
                     out.session(ready).give_container(Batch(
                         node=state.index.keys()[0], rank=state.rank.copy(), share=share,
-                        dangling=np.where(linked, 0.0, state.rank)))
+                        dangling=np.where(linked, 0.0, state.rank), teleport=jump.copy()))
                 ready.drop()
 
         return run
@@ -240,53 +250,53 @@ def _normalized_step(info: Stream[Batch], contributions: Stream[Batch], totals: 
     return result
 
 
-def pagerank_normalized(edges: Stream[Batch], nodes: Stream[Batch] | None = None,
-                        iterations: int = 20, *, damping: float = 0.85, src: str = "src",
-                        dst: str = "dst") -> Stream[Batch]:
-    """PageRank as LDBC Graphalytics (and networkx) define it, as Batches
-    with columns ``node`` and ``rank`` (float64), one row per vertex.
-
-    For ``N`` vertices (every node of ``nodes`` and every edge end: isolated
-    vertices count), ranks start at ``1/N``; each of ``iterations`` steps
-    sets ``PR(v) = (1 - d)/N + d * (sum(PR(u) / outdeg(u) for u -> v) +
-    D/N)``, where ``D`` is the total rank of the dangling vertices (those
-    with out-degree 0), so the ranks keep summing to 1. ``d`` is
-    ``damping``. Every edge counts as given: a duplicate edge twice (in the
-    out-degree and in the sum), a self-loop as an edge from its vertex to
-    itself; for an undirected graph give both directions of each edge.
-
-    :func:`timely.algorithms.pagerank` is the unnormalized (GraphX)
-    definition instead. The sums of each vertex are added in the order of
-    their values and ``D`` is correctly rounded, so the ranks do not depend
-    on the worker count.
-
-    Work per iteration: one hash probe per vertex and edge, in C and
-    numpy, and a sum of one float per vertex on one worker for ``D``.
-    """
+def _teleported_pagerank(edges: Stream[Batch], info: Stream[Batch], iterations: int | None,
+                         damping: float, src: str, dst: str, on_round=None) -> Stream[Batch]:
+    """PageRank whose random surfer jumps, and passes the dangling rank,
+    uniformly to the vertices with ``teleport`` 1.0 in the ``(node, degree,
+    teleport)`` rows of ``info`` (one per vertex); ranks start uniform over
+    them. Batches with columns ``node`` and ``rank``, one row per vertex."""
     if type(iterations) is not int or iterations < 0:
-        raise ColumnarError(f"pagerank_normalized needs iterations >= 0, not {iterations!r}")
+        raise ColumnarError(f"pagerank needs iterations >= 0, not {iterations!r}")
     if not 0.0 <= damping <= 1.0:
         raise ColumnarError(f"the damping factor is between 0 and 1, not {damping}")
     reset = 1.0 - damping
-    info = _node_degrees(edges, nodes, src, dst)
     directed = edges.map_batch(lambda b: Batch(dict(zip(("src", "dst"), _edges(b, src, dst)))))
     counted = _totals(info.map_batch(
-        lambda b: Batch(n=np.ones(len(b)), dangling=np.zeros(len(b)))), ("n", "dangling"),
-        "PageRankCount")
+        lambda b: Batch(n=np.asarray(b["teleport"], dtype=np.float64),
+                        dangling=np.zeros(len(b)))), ("n", "dangling"), "PageRankCount")
 
     with edges.scope.iterative() as inner:
         rank_handle, sent = inner.feedback(1)
         total_handle, carried = inner.feedback(1)
-        ranks = _normalized_step(info.enter(inner), sent, counted.enter(inner).concat(carried),
-                                 reset, damping)
+        ranks = _reported(_normalized_step(info.enter(inner), sent,
+                                           counted.enter(inner).concat(carried), reset,
+                                           damping), on_round)
         done, more = ranks.branch_when(lambda t: _round(t) < iterations)
         join(more, directed.enter(inner), left_on="node", right_on="src",
              persist="right").map_batch(
                  lambda b: Batch(node=b["dst"], c=b["share"])).connect_loop(rank_handle)
-        _totals(more.map_batch(lambda b: Batch(n=np.ones(len(b)), dangling=b["dangling"])),
+        _totals(more.map_batch(lambda b: Batch(n=b["teleport"], dangling=b["dangling"])),
                 ("n", "dangling"), "DanglingRank").connect_loop(total_handle)
         result = done.leave()
     return result.map_batch(lambda b: Batch(node=b["node"], rank=b["rank"]))
+
+
+def _pagerank_normalized(edges: Stream[Batch], nodes: Stream[Batch] | None,
+                         iterations: int | None, damping: float, src: str, dst: str,
+                         on_round=None) -> Stream[Batch]:
+    """PageRank as LDBC Graphalytics (and networkx) define it, as Batches
+    with columns ``node`` and ``rank`` (float64), one row per vertex: see
+    :func:`timely.algorithms.pagerank` with ``definition="normalized"``.
+
+    The teleport goes to every vertex: ranks start at ``1/N`` and the
+    dangling rank is spread over all ``N`` vertices. The sums of each vertex
+    are added in the order of their values and the dangling rank is
+    correctly rounded, so the ranks do not depend on the worker count.
+    """
+    info = _node_degrees(edges, nodes, src, dst).map_batch(
+        lambda b: b.with_columns(teleport=np.ones(len(b))))
+    return _teleported_pagerank(edges, info, iterations, damping, src, dst, on_round)
 
 
 # -- community detection by label propagation ------------------------------------
@@ -479,9 +489,9 @@ def _least_distance(rows: Batch) -> Batch:
     return Batch(node=node[first], distance=distance[first])
 
 
-def shortest_paths(edges: Stream[Batch], source: int, nodes: Stream[Batch] | None = None, *,
-                   directed: bool = True, weight: str = "weight", src: str = "src",
-                   dst: str = "dst") -> Stream[Batch]:
+def sssp(edges: Stream[Batch], source: int, nodes: Stream[Batch] | None = None, *,
+         directed: bool = True, weight: str = "weight", src: str = "src",
+         dst: str = "dst") -> Stream[Batch]:
     """Weighted single-source shortest paths (Graphalytics SSSP), as
     Batches with columns ``node`` and ``distance`` (float64), one row per
     vertex: the least total ``weight`` of a path from ``source`` (0 at
@@ -498,6 +508,10 @@ def shortest_paths(edges: Stream[Batch], source: int, nodes: Stream[Batch] | Non
     their out-edges, and each vertex keeps the least it receives, until
     nothing improves. A path's length is added up from the source, as a
     sequential Dijkstra adds it, so the distances are exact.
+
+    :func:`~timely.algorithms.shortest_paths` is the unweighted hop
+    distance of every vertex to a set of landmarks (GraphFrames'
+    ``shortestPaths``).
     """
     if type(source) is not int and not isinstance(source, np.integer):
         raise ColumnarError(f"the source is an int vertex id, not {source!r}")
@@ -508,10 +522,10 @@ def shortest_paths(edges: Stream[Batch], source: int, nodes: Stream[Batch] | Non
     def arcs(b: Batch) -> Batch:
         s, d = _edges(b, src, dst)
         if weight not in b:
-            raise ColumnarError(f"shortest_paths takes edges with a column {weight!r}")
+            raise ColumnarError(f"sssp takes edges with a column {weight!r}")
         w = np.asarray(b[weight]).astype(np.float64)
         if len(w) and not (w >= 0).all():
-            raise ColumnarError(f"shortest_paths needs non-negative weights; {weight!r} has "
+            raise ColumnarError(f"sssp needs non-negative weights; {weight!r} has "
                                 f"{w[~(w >= 0)][0]}")
         if not directed:
             s, d, w = np.concatenate([s, d]), np.concatenate([d, s]), np.concatenate([w, w])
