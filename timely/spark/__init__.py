@@ -15,6 +15,8 @@ timely``.
   barrier stage would otherwise hang.
 - :class:`Window`: event-time windows over a timestamp column for
   ``run(..., epoch_col=..., window=...)``, as Spark's ``window()``.
+- :class:`Graph`: a graph of a vertices and an edges DataFrame, with
+  GraphFrames' methods (:mod:`timely.spark.graphs`).
 
 The modules: :mod:`~timely.spark.stage` (the barrier stage: ``run``, the
 task body, the rendezvous it uses), :mod:`~timely.spark.session` (conf keys,
@@ -29,11 +31,13 @@ at the driver; partitions as epochs, windows or several inputs),
 
 from timely.errors import SparkConfigError, SparkSchemaError
 from timely.spark.batches import map_batches
+from timely.spark.graphs import Graph
 from timely.spark.partitions import INPUT_COLUMN
 from timely.spark.session import preflight, slots
 from timely.spark.stage import run
 from timely.spark.streaming import foreach_batch, query_identity
 from timely.spark.windows import Window
 
-__all__ = ["INPUT_COLUMN", "SparkConfigError", "SparkSchemaError", "Window", "foreach_batch",
+__all__ = ["INPUT_COLUMN", "Graph", "SparkConfigError", "SparkSchemaError", "Window",
+           "foreach_batch",
            "map_batches", "preflight", "query_identity", "run", "slots"]

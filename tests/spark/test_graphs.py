@@ -1,0 +1,154 @@
+"""``timely.spark.Graph``, GraphFrames' methods over a vertices and an edges
+DataFrame, against plain references (tests/reference/graphalytics.py and
+the oracles below) on small random graphs: sparse 64-bit ids (negative, up
+to 2**63-1) and string ids, isolated vertices, self-loops, duplicate
+edges, edges to vertices not in the vertices DataFrame; at 1 and 2
+workers (a local session has two task slots)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tests.reference import graphalytics as reference
+from tests.reference.scc import tarjan
+from timely.errors import SparkSchemaError
+from timely.spark import Graph
+
+
+def components(nodes, edges):
+    parent = {v: v for v in nodes}
+
+    def find(v):
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    for s, d in edges:
+        if s in parent and d in parent:
+            a, b = find(s), find(d)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    return {v: min(u for u in nodes if find(u) == find(v)) for v in nodes}
+
+
+def random_graph(seed, ids):
+    rng = random.Random(seed)
+    nodes = rng.sample(ids, 12)
+    edges = [(rng.choice(nodes), rng.choice(nodes)) for _ in range(18)]
+    edges += [(nodes[0], nodes[0]), edges[0], (nodes[1], rng.choice(ids))]   # loop, dup, stranger
+    return nodes, edges
+
+
+INT_IDS = [-2**63 + 1, -5, 0, 3, 17, 2**40, 2**63 - 1] + list(range(100, 130))
+TEXT_IDS = ["a", "b", "zé", "日本", "", "x" * 40] + [f"v{i}" for i in range(30)]
+
+
+def frames(spark, nodes, edges, text):
+    kind = "string" if text else "long"
+    vertices = spark.createDataFrame([(v, f"name {i}") for i, v in enumerate(nodes)],
+                                     f"id {kind}, name string")
+    edge_frame = spark.createDataFrame(edges, f"src {kind}, dst {kind}")
+    return vertices, edge_frame
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("text", [False, True], ids=["int64 ids", "string ids"])
+def test_graph_methods_follow_the_references(spark, workers, text):
+    nodes, edges = random_graph(7 + workers, TEXT_IDS if text else INT_IDS)
+    vertices, edge_frame = frames(spark, nodes, edges, text)
+    g = Graph(vertices, edge_frame, workers=workers)
+    inside = [(s, d) for s, d in edges if s in nodes and d in nodes]
+    names = {v: f"name {i}" for i, v in enumerate(nodes)}
+
+    got = {r.id: (r.name, r.component) for r in g.connectedComponents().collect()}
+    want = components(nodes, inside)
+    if text:                  # a component is named by a vertex: the least by number
+        assert {v: got[v][0] for v in nodes} == names
+        groups = {}
+        for v in nodes:
+            groups.setdefault(want[v], set()).add(v)
+        for members in groups.values():
+            assert len({got[v][1] for v in members}) == 1 and got[next(iter(members))][1] in members
+    else:
+        assert got == {v: (names[v], want[v]) for v in nodes}
+
+    if not text:
+        labels = {r.id: r.label for r in g.labelPropagation(3).collect()}
+        assert labels == reference.label_propagation(inside, nodes, 3, directed=True)
+        counts = {r.id: r["count"] for r in g.triangleCount().collect()}
+        assert counts == reference.triangles(inside, nodes)
+    strong = {r.id: r.component for r in g.stronglyConnectedComponents().collect()}
+    want_strong = tarjan(nodes, inside)
+    if text:                  # the same groups, each named by one of its vertices
+        groups: dict = {}
+        for v in nodes:
+            groups.setdefault(want_strong[v], set()).add(v)
+        assert sorted(map(sorted, groups.values())) == sorted(
+            sorted(v for v in nodes if strong[v] == name) for name in set(strong.values()))
+        assert all(strong[v] in groups[want_strong[v]] for v in nodes)
+    else:
+        assert strong == want_strong
+    degree = reference.degrees(inside, nodes)
+    assert {r.id: r.degree for r in g.degrees.collect()} == {
+        v: d[2] for v, d in degree.items() if d[2] > 0}
+    assert {r.id: r.inDegree for r in g.inDegrees.collect()} == {
+        v: d[0] for v, d in degree.items() if d[0] > 0}
+    assert {r.id: r.outDegree for r in g.outDegrees.collect()} == {
+        v: d[1] for v, d in degree.items() if d[1] > 0}
+
+
+def test_pagerank_is_graphx_s(spark):
+    vertices, edges = frames(spark, [1, 2, 3], [(1, 2), (2, 3), (3, 1), (1, 3)], False)
+    ranks = {r.id: r.pagerank for r in Graph(vertices, edges, workers=2)
+             .pageRank(resetProbability=0.15, maxIter=30).collect()}
+    # r(v) = 0.15 + 0.85 * sum(r(u) / outdeg(u)), iterated from 1
+    r = {1: 1.0, 2: 1.0, 3: 1.0}
+    for _ in range(30):
+        r = {1: 0.15 + 0.85 * r[3], 2: 0.15 + 0.85 * r[1] / 2,
+             3: 0.15 + 0.85 * (r[1] / 2 + r[2])}
+    assert ranks == pytest.approx(r, rel=1e-12)
+
+
+def test_the_example_and_misuse(spark):
+    g = Graph(spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], ["id", "name"]),
+              spark.createDataFrame([(1, 2)], ["src", "dst"]))
+    assert sorted(map(tuple, g.connectedComponents().collect())) == [
+        (1, "a", 1), (2, "b", 1), (3, "c", 3)]
+    with pytest.raises(SparkSchemaError, match="no column 'id'"):
+        Graph(spark.createDataFrame([(1,)], ["key"]), spark.createDataFrame([(1, 2)],
+                                                                         ["src", "dst"]))
+    with pytest.raises(SparkSchemaError, match="exactly one of maxIter and tol"):
+        g.pageRank(maxIter=3, tol=0.1)
+
+
+def hops_to(nodes, edges, landmark):
+    """Least edges from each vertex to ``landmark`` along the edges."""
+    distance = {landmark: 0}
+    frontier = [landmark]
+    while frontier:
+        following = []
+        for v in frontier:
+            for s, d in edges:
+                if d == v and s not in distance:
+                    distance[s] = distance[v] + 1
+                    following.append(s)
+        frontier = following
+    return distance
+
+
+@pytest.mark.parametrize("text", [False, True], ids=["int64 ids", "string ids"])
+def test_shortest_paths_to_landmarks(spark, text):
+    nodes, edges = random_graph(3, TEXT_IDS if text else INT_IDS)
+    vertices, edge_frame = frames(spark, nodes, edges, text)
+    inside = [(s, d) for s, d in edges if s in nodes and d in nodes]
+    landmarks = [nodes[0], nodes[5], "not a vertex" if text else 2**62]
+    got = {r.id: dict(r.distances) for r in Graph(vertices, edge_frame, workers=2)
+           .shortestPaths(landmarks).collect()}
+    want = {v: {} for v in nodes}
+    for mark in landmarks[:2]:
+        for v, hops in hops_to(nodes, inside, mark).items():
+            want[v][mark] = hops
+    assert got == want

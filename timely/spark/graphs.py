@@ -1,0 +1,252 @@
+"""Graphs of Spark DataFrames, as GraphFrames offers them, computed by
+:mod:`timely.algorithms` in one barrier stage.
+
+A :class:`Graph` is a vertices DataFrame (a column ``id``, and any others)
+and an edges DataFrame (columns ``src`` and ``dst``). Its methods are named
+as GraphFrames' ``GraphFrame`` names them and return DataFrames as those
+do: the vertices' columns plus the result's (``component``, ``label``,
+``pagerank``, ``count``, ``distances``), one row per vertex of the
+vertices DataFrame;
+``degrees``, ``inDegrees`` and ``outDegrees`` are ``(id, ...)`` for the
+vertices with such edges, as GraphFrames gives them.
+
+Vertex ids are 64-bit integers of any value, or any other type Spark can
+join on (strings, ...): those are numbered first (``zipWithIndex`` of the
+distinct ids, one Spark job) and the results joined back to them. Edges
+whose ends are not vertices are left out (GraphFrames leaves them to the
+algorithm; here a vertex is what the vertices DataFrame names).
+
+For example (``tests/spark/test_graphs.py`` runs it)::
+
+    g = Graph(spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], ["id", "name"]),
+              spark.createDataFrame([(1, 2)], ["src", "dst"]))
+    sorted(map(tuple, g.connectedComponents().collect()))
+    # [(1, 'a', 1), (2, 'b', 1), (3, 'c', 3)]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from timely.container import Batch
+from timely.errors import SparkSchemaError
+
+__all__ = ["Graph"]
+
+
+def _is_integral(data_type: Any) -> bool:
+    from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType
+
+    return isinstance(data_type, (ByteType, ShortType, IntegerType, LongType))
+
+
+class Graph:
+    """A graph of a ``vertices`` DataFrame (column ``id``) and an ``edges``
+    DataFrame (columns ``src`` and ``dst``), as GraphFrames' ``GraphFrame``.
+
+    ``workers`` (default: the session's task slots) and ``run_options``
+    (keywords of :func:`timely.spark.run`, such as ``config=``) are used for
+    every algorithm's barrier stage."""
+
+    def __init__(self, vertices: Any, edges: Any, *, workers: int | None = None,
+                 **run_options: Any) -> None:
+        for frame, columns, what in ((vertices, ("id",), "vertices"),
+                                     (edges, ("src", "dst"), "edges")):
+            missing = [c for c in columns if c not in frame.columns]
+            if missing:
+                raise SparkSchemaError(f"the {what} DataFrame has no column {missing[0]!r}; it "
+                                       f"has {frame.columns}")
+        self.vertices = vertices
+        self.edges = edges
+        self.workers = workers
+        self.run_options = run_options
+        self._numbered: tuple[Any, Any] | None = None
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _integral(self) -> bool:
+        return _is_integral(self.vertices.schema["id"].dataType)
+
+    def _numbers(self) -> tuple[Any, Any]:
+        """``(vertices as (node, id), edges as (src, dst) numbers)``: the
+        vertices numbered 0, 1, ... (ids as they are when integers), and
+        the edges between vertices in those numbers."""
+        if self._numbered is not None:
+            return self._numbered
+        from pyspark.sql import functions as F
+
+        if self._integral():
+            nodes = self.vertices.select(F.col("id").cast("long").alias("node"),
+                                         F.col("id"))
+            known = nodes.select("node")
+            edges = (self.edges.select(F.col("src").cast("long").alias("src"),
+                                       F.col("dst").cast("long").alias("dst"))
+                     .join(known.withColumnRenamed("node", "src"), "src", "left_semi")
+                     .join(known.withColumnRenamed("node", "dst"), "dst", "left_semi")
+                     .select("src", "dst"))
+        else:
+            spark = self.vertices.sparkSession
+            ids = self.vertices.select("id").distinct()
+            nodes = spark.createDataFrame(
+                ids.rdd.zipWithIndex().map(lambda pair: (pair[1], pair[0][0])),
+                f"node long, id {self.vertices.schema['id'].dataType.simpleString()}")
+            by_src = nodes.select(F.col("id").alias("src"), F.col("node").alias("s"))
+            by_dst = nodes.select(F.col("id").alias("dst"), F.col("node").alias("d"))
+            edges = (self.edges.select("src", "dst").join(by_src, "src").join(by_dst, "dst")
+                     .select(F.col("s").alias("src"), F.col("d").alias("dst")))
+        self._numbered = (nodes, edges)
+        return self._numbered
+
+    def _vertex_result(self, algorithm: Callable[[Any, Any], Any],
+                       columns: dict[str, str]) -> Any:
+        """The vertices with ``columns`` (result column -> Spark type) of
+        ``algorithm(edges, nodes)``, a dataflow over the edge and node
+        streams giving Batches of ``node`` and those columns."""
+        from pyspark.sql import functions as F
+
+        from timely.spark.stage import run
+
+        nodes, edges = self._numbers()
+        schema = "node long, " + ", ".join(f"{name} {kind}" for name, kind in columns.items())
+
+        def dataflow(streams: dict[str, Any]) -> Any:
+            return algorithm(streams["edges"], streams["nodes"])
+
+        result = run({"edges": edges, "nodes": nodes.select("node")}, dataflow, schema,
+                     workers=self.workers, **self.run_options)
+        labelled = result.join(nodes, "node").drop("node")
+        for name in columns:
+            if name in ("component", "label") and not self._integral():
+                # a component or label is a vertex: named by its id
+                ids = nodes.select(F.col("node").alias(name), F.col("id").alias(f"__{name}"))
+                labelled = (labelled.join(ids, name).drop(name)
+                            .withColumnRenamed(f"__{name}", name))
+        return self.vertices.join(labelled, "id", "left")
+
+    # -- GraphFrames' methods ---------------------------------------------------------------
+
+    def connectedComponents(self) -> Any:
+        """Weakly connected components: the vertices with ``component``, the
+        least vertex id of the vertex's component (edges as undirected; a
+        vertex without edges is its own component)."""
+        from timely.algorithms import connected_components
+
+        return self._vertex_result(
+            lambda edges, nodes: connected_components(edges, nodes).map_batch(
+                lambda b: Batch(node=b["node"], component=b["label"])),
+            {"component": "long"})
+
+    def labelPropagation(self, maxIter: int) -> Any:
+        """Community detection by label propagation, ``maxIter`` synchronous
+        steps (Graphalytics' CDLP over the edges as directed: in- and
+        out-neighbours heard, ties to the least label): the vertices with
+        ``label``."""
+        from timely.algorithms import label_propagation
+
+        return self._vertex_result(
+            lambda edges, nodes: label_propagation(edges, nodes, maxIter), {"label": "long"})
+
+    def pageRank(self, resetProbability: float = 0.15, maxIter: int | None = None,
+                 tol: float | None = None) -> Any:
+        """PageRank as GraphFrames (GraphX) defines it, unnormalized, with
+        ``damping = 1 - resetProbability``, ``maxIter`` steps or to ``tol``:
+        the vertices with ``pagerank``."""
+        from timely.algorithms import pagerank
+
+        if (maxIter is None) == (tol is None):
+            raise SparkSchemaError("pageRank needs exactly one of maxIter and tol")
+        damping = 1.0 - resetProbability
+
+        def ranks(edges: Any, nodes: Any) -> Any:
+            return pagerank(edges, maxIter, damping=damping, tolerance=tol, nodes=nodes).map_batch(
+                lambda b: Batch(node=b["node"], pagerank=b["rank"]))
+
+        return self._vertex_result(ranks, {"pagerank": "double"})
+
+    def stronglyConnectedComponents(self, maxIter: int | None = None) -> Any:
+        """Strongly connected components: the vertices with ``component``,
+        the least vertex id of the vertex's component (GraphFrames names a
+        component otherwise; the groups are the same). ``maxIter`` is
+        GraphFrames' bound on its iterations; the components here are
+        computed to the end, exactly, so it must be None or positive and
+        changes nothing."""
+        from timely.algorithms import strongly_connected_components
+
+        if maxIter is not None and maxIter < 1:
+            raise SparkSchemaError(f"maxIter is a positive count, not {maxIter!r}")
+        return self._vertex_result(
+            lambda edges, nodes: strongly_connected_components(edges, nodes),
+            {"component": "long"})
+
+    def triangleCount(self) -> Any:
+        """Per vertex, the triangles of the undirected simple graph it is in:
+        the vertices with ``count``."""
+        from timely.algorithms import triangles
+
+        return self._vertex_result(
+            lambda edges, nodes: triangles(edges, nodes).map_batch(
+                lambda b: Batch(node=b["node"], count=b["triangles"])),
+            {"count": "long"})
+
+    def shortestPaths(self, landmarks: list[Any]) -> Any:
+        """Per vertex, the least number of edges on a path from it to each
+        landmark it reaches (edges as directed): the vertices with
+        ``distances``, a map from landmark id to distance (empty when it
+        reaches none), as GraphFrames gives it. Landmarks that are not
+        vertices are left out."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import IntegerType, MapType
+
+        from timely.algorithms import shortest_paths
+        from timely.spark.stage import run
+
+        nodes, edges = self._numbers()
+        id_type = self.vertices.schema["id"].dataType
+        spark = self.vertices.sparkSession
+        marks = (spark.createDataFrame([(mark,) for mark in landmarks],
+                                       f"id {id_type.simpleString()}")
+                 .join(nodes, "id").select("node").distinct())
+
+        def dataflow(streams: dict[str, Any]) -> Any:
+            return shortest_paths(streams["edges"], streams["landmarks"], streams["nodes"])
+
+        pairs = run({"edges": edges, "nodes": nodes.select("node"), "landmarks": marks},
+                    dataflow, "node long, landmark long, distance long", workers=self.workers,
+                    **self.run_options)
+        named = (pairs.join(nodes, "node")
+                 .join(nodes.select(F.col("node").alias("landmark"),
+                                    F.col("id").alias("landmark_id")), "landmark")
+                 .groupBy("id").agg(F.map_from_entries(F.collect_list(F.struct(
+                     "landmark_id", F.col("distance").cast("int")))).alias("distances")))
+        empty = F.create_map().cast(MapType(id_type, IntegerType(), False))
+        return (self.vertices.join(named, "id", "left")
+                .withColumn("distances", F.coalesce(F.col("distances"), empty)))
+
+    def _degrees(self, column: str, keep: str) -> Any:
+        from pyspark.sql import functions as F
+
+        from timely.algorithms import degrees
+
+        result = self._vertex_result(
+            lambda edges, nodes: degrees(edges, nodes).map_batch(
+                lambda b: Batch({"node": b["node"], column: np.asarray(b[keep], np.int64)})),
+            {column: "long"})
+        return result.select("id", F.col(column).cast("int").alias(column)).where(
+            F.col(column) > 0)
+
+    @property
+    def degrees(self) -> Any:
+        """``(id, degree)`` of every vertex with an edge (in and out)."""
+        return self._degrees("degree", "degree")
+
+    @property
+    def inDegrees(self) -> Any:
+        """``(id, inDegree)`` of every vertex with an in-edge."""
+        return self._degrees("inDegree", "in_degree")
+
+    @property
+    def outDegrees(self) -> Any:
+        """``(id, outDegree)`` of every vertex with an out-edge."""
+        return self._degrees("outDegree", "out_degree")
