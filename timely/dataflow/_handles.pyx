@@ -100,19 +100,28 @@ def _stale(time):
 
 # --- capabilities -----------------------------------------------------------
 
-cdef Capability _new_capability(object time, OutputHandle out, object site):
-    """A capability at ``time`` on ``out``, counted +1 in the output's change
-    batch and in its holders."""
-    cdef Capability cap = Capability.__new__(Capability)
+cdef int _set_up(Capability cap, object time, OutputHandle out, object site,
+                 bint counted) except -1:
+    """Makes ``cap`` a live capability at ``time`` on ``out``, in the
+    output's holders and (``counted``) +1 in its change batch."""
     cap._time = time
     cap._out = out
     cap._internal = out._internal
     cap._live = True
     cap._site = site
-    _count(out._internal, time, 1)
+    if counted:
+        _count(out._internal, time, 1)
     _hold(out._held, time)
     if site is not None:
         _hold(out._sites, (time, site))
+    return 0
+
+
+cdef Capability _new_capability(object time, OutputHandle out, object site):
+    """A capability at ``time`` on ``out``, counted +1 in the output's change
+    batch and in its holders."""
+    cdef Capability cap = Capability.__new__(Capability)
+    _set_up(cap, time, out, site, True)
     return cap
 
 
@@ -145,15 +154,7 @@ cdef class Capability:
     cdef object __weakref__
 
     def __init__(self, time, OutputHandle out not None, site=None):
-        self._time = time
-        self._out = out
-        self._internal = out._internal
-        self._live = True
-        self._site = site
-        _count(out._internal, time, 1)
-        _hold(out._held, time)
-        if site is not None:
-            _hold(out._sites, (time, site))
+        _set_up(self, time, out, site, True)
 
     @property
     def time(self):
@@ -181,12 +182,7 @@ cdef class Capability:
         """A capability whose creation is common knowledge and is not counted
         in the output's change batch (every worker's scope starts with it)."""
         cdef Capability cap = Capability.__new__(Capability)
-        cap._time = time
-        cap._out = out
-        cap._internal = out._internal
-        cap._live = True
-        cap._site = None
-        _hold(out._held, time)
+        _set_up(cap, time, out, None, False)
         return cap
 
     def valid(self):
