@@ -10,14 +10,13 @@ by hand."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.algorithms.helpers import run_graph
 from tests.reference import graphalytics as graphalytics_reference
 from tests.reference import paths as reference
 from timely.algorithms import (
@@ -33,35 +32,8 @@ def run(algorithms: dict, edges, nodes=(), marks=(), targets=(), workers: int = 
     """Per name of ``algorithms`` (``build(edges, nodes, marks, targets)``
     making a stream from four input streams, the last three of Batches with
     a column ``node``), its rows over all workers in the order of the
-    workers and of arrival. Each worker introduces every ``workers``-th
-    edge and node."""
-    src = np.array([u for u, _ in edges], dtype=np.int64)
-    dst = np.array([v for _, v in edges], dtype=np.int64)
-    weight = np.ones(len(edges))
-    columns = [np.array(list(c), dtype=np.int64) for c in (nodes, marks, targets)]
-
-    def work(worker):
-        got: dict = defaultdict(list)
-        with worker.dataflow() as scope:
-            edge_input, edge_stream = scope.new_input()
-            inputs, streams = zip(*(scope.new_input() for _ in columns))
-            for name, build in algorithms.items():
-                build(edge_stream, *streams).inspect_batch(
-                    lambda t, b, name=name: got[name].extend(b.to_records()))
-        k, p = worker.index, worker.peers
-        edge_input.send_batch(timely.Batch(src=src[k::p], dst=dst[k::p], weight=weight[k::p]))
-        for handle, values in zip(inputs, columns):
-            handle.send_batch(timely.Batch(node=values[k::p]))
-        for handle in (edge_input, *inputs):
-            handle.close()
-        worker.drain()
-        return dict(got)
-
-    merged: dict = {name: [] for name in algorithms}
-    for part in timely.execute(work, workers=workers):
-        for name, rows in part.items():
-            merged[name].extend(rows)
-    return merged
+    workers and of arrival."""
+    return run_graph(algorithms, edges, [nodes, marks, targets], None, workers)
 
 
 def as_dict(rows) -> dict:

@@ -7,14 +7,13 @@ with each other exactly; and small cases checked by hand."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.algorithms.helpers import run_graph
 from tests.reference import graphalytics as reference
 from timely.algorithms import (
     degrees,
@@ -29,33 +28,8 @@ from timely.algorithms import (
 
 def run(algorithms: dict, edges, nodes=(), weights=None, workers: int = 1) -> dict:
     """Per name of ``algorithms`` (``build(edges, node_stream)`` making a
-    stream), its rows over all workers, sorted. Each worker introduces every
-    ``workers``-th edge and node."""
-    src = np.array([u for u, _ in edges], dtype=np.int64)
-    dst = np.array([v for _, v in edges], dtype=np.int64)
-    weight = np.array(weights if weights is not None else [1.0] * len(edges), dtype=np.float64)
-    extra = np.array(list(nodes), dtype=np.int64)
-
-    def work(worker):
-        got: dict = defaultdict(list)
-        with worker.dataflow() as scope:
-            edge_input, edge_stream = scope.new_input()
-            node_input, node_stream = scope.new_input()
-            for name, build in algorithms.items():
-                build(edge_stream, node_stream).inspect_batch(
-                    lambda t, b, name=name: got[name].extend(b.to_records()))
-        k, p = worker.index, worker.peers
-        edge_input.send_batch(timely.Batch(src=src[k::p], dst=dst[k::p], weight=weight[k::p]))
-        node_input.send_batch(timely.Batch(node=extra[k::p]))
-        edge_input.close()
-        node_input.close()
-        worker.drain()
-        return dict(got)
-
-    merged: dict = {name: [] for name in algorithms}
-    for part in timely.execute(work, workers=workers):
-        for name, rows in part.items():
-            merged[name].extend(rows)
+    stream), its rows over all workers, sorted."""
+    merged = run_graph(algorithms, edges, [nodes], weights, workers)
     return {name: sorted(rows) for name, rows in merged.items()}
 
 

@@ -145,11 +145,9 @@ def test_the_watchdog_fires_when_a_round_does_not_complete_in_time():
     assert isinstance(errors[0], RendezvousError) and not out      # the task gave up too
 
 
-def test_a_stopped_task_gets_the_failed_peer_s_own_exception_and_the_watchdog_is_armed():
-    server = DriverRendezvous()
-    fired = []
-    run = server.new_run(2, timeout=1.0, on_timeout=lambda stage, why: fired.append(why))
-    meetings = [Meeting(server.address, server.secret, run, p, timeout=10, stage=3)
+def _met(server, run, stage):
+    """Two tasks of ``run`` (in ``stage``) that have met: their Meetings."""
+    meetings = [Meeting(server.address, server.secret, run, p, timeout=10, stage=stage)
                 for p in range(2)]
     threads = [threading.Thread(target=m.gather, args=(json.dumps({"index": m.partition}),))
                for m in meetings]
@@ -157,6 +155,14 @@ def test_a_stopped_task_gets_the_failed_peer_s_own_exception_and_the_watchdog_is
         t.start()
     for t in threads:
         t.join(30)
+    return meetings
+
+
+def test_a_stopped_task_gets_the_failed_peer_s_own_exception_and_the_watchdog_is_armed():
+    server = DriverRendezvous()
+    fired = []
+    run = server.new_run(2, timeout=1.0, on_timeout=lambda stage, why: fired.append(why))
+    meetings = _met(server, run, 3)
     try:
         raise ValueError("the real failure")
     except ValueError as error:
@@ -178,14 +184,7 @@ def test_a_stopped_task_gets_the_failed_peer_s_own_exception_and_the_watchdog_is
 def _failing_round(server, run, error, secondary_too=False):
     """One round of two tasks in which task 1 fails with ``error`` (and task
     0, with ``secondary_too``, only because task 1 did)."""
-    meetings = [Meeting(server.address, server.secret, run, p, timeout=10, stage=5)
-                for p in range(2)]
-    threads = [threading.Thread(target=m.gather, args=(json.dumps({"index": m.partition}),))
-               for m in meetings]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    meetings = _met(server, run, 5)
     try:
         raise error
     except Exception as raised:  # noqa: BLE001 - reported as a task would

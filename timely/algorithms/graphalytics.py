@@ -54,6 +54,7 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
+from timely.dataflow.operators.core import per_time
 from timely.dataflow.operators.relational import PendingBatches, improve, join
 from timely.errors import ColumnarError
 
@@ -81,24 +82,25 @@ def _per_key(stream: Stream[Batch], key: str, body: Callable[[Batch], Batch | No
              name: str) -> Stream[Batch]:
     """``body(rows)`` per worker and complete time, over every row of that
     time whose ``key`` the worker owns (rows exchanged by ``key``): all the
-    rows of a key meet in one call."""
+    rows of a key meet in one call. The shared per-time loop
+    (:func:`~timely.dataflow.operators.core.per_time`) holds the rows."""
     b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, Exchange(key))
     out, result = b.new_output()
 
-    def build(caps, _info):
+    def absorb(held: list[Batch], data: Batch) -> list[Batch]:
+        if len(data):                   # the module's own streams: Batches only
+            held.append(data)
+        return held
+
+    def finish(time: Any, held: list[Batch]) -> Batch | None:
+        if not held:
+            return None
+        return body(held[0] if len(held) == 1 else Batch.concat(held))
+
+    def build(caps: Any, _info: Any) -> Any:
         caps.clear()
-        pending = PendingBatches(FrontierNotificator(b.arity))
-
-        def run(frontiers):
-            for ready, rows in pending.complete(inp, frontiers, name):
-                if rows is not None:
-                    produced = body(rows)
-                    if produced is not None and len(produced):
-                        out.session(ready).give_container(produced)
-                ready.drop()
-
-        return run
+        return per_time(b, inp, out, lambda time: [], absorb, finish)
 
     b.build(build)
     return result

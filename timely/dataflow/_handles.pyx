@@ -846,16 +846,20 @@ cdef class Session:
     def __class_getitem__(cls, item):
         return GenericAlias(cls, item)
 
+    cdef inline object cap_time(self):
+        if self._input:
+            return (<InputCapability>self._cap)._time
+        return (<Capability>self._cap)._time
+
+    cdef inline bint cap_live(self):
+        if self._input:
+            return (<InputCapability>self._cap)._live
+        return (<Capability>self._cap)._live
+
     cdef inline int ready(self) except -1:
         """Makes the output's buffer hold this session's time."""
-        cdef object time
-        cdef bint live
-        if self._input:
-            time = (<InputCapability>self._cap)._time
-            live = (<InputCapability>self._cap)._live
-        else:
-            time = (<Capability>self._cap)._time
-            live = (<Capability>self._cap)._live
+        time = self.cap_time()
+        cdef bint live = self.cap_live()
         if self._out._time is not time or not live:
             self._out.switch(self._cap, time, live)
         return 0
@@ -863,9 +867,7 @@ cdef class Session:
     @property
     def time(self):
         """The time this session sends at."""
-        if self._input:
-            return (<InputCapability>self._cap)._time
-        return (<Capability>self._cap)._time
+        return self.cap_time()
 
     def give(self, record):
         """Sends one record. A columnar Batch is not a record: it raises
@@ -901,14 +903,8 @@ cdef class Session:
     def _give_owned(self, data):
         """``give_container`` for a batch the operator owns and will not touch
         again (a message it received, a list it just made): not copied."""
-        cdef object time
-        cdef bint live
-        if self._input:
-            time = (<InputCapability>self._cap)._time
-            live = (<InputCapability>self._cap)._live
-        else:
-            time = (<Capability>self._cap)._time
-            live = (<Capability>self._cap)._live
+        time = self.cap_time()
+        cdef bint live = self.cap_live()
         if not live:
             self._out.switch(self._cap, time, live)
         if self._out._buffer:

@@ -50,7 +50,7 @@ def through_spark(df, length: str, slide: str | None):
         F.max("amount").alias("max"))
 
 
-def compare(spark, df, workers: int, length: str, slide: str | None) -> tuple[int, float, float]:
+def compare(df, workers: int, length: str, slide: str | None) -> tuple[int, float, float]:
     """Rows, timely's seconds and Spark's, of one kind of window; raises
     SystemExit when the answers differ."""
     from timely.spark import Window, run
@@ -87,9 +87,9 @@ def main(argv=None, spark=None) -> int:
         spark = session(args.workers)
     try:
         df = events(spark, args.events)
-        rows = [(f"tumbling {args.length}", *compare(spark, df, args.workers, args.length, None)),
+        rows = [(f"tumbling {args.length}", *compare(df, args.workers, args.length, None)),
                 (f"sliding {args.length} / {args.slide}",
-                 *compare(spark, df, args.workers, args.length, args.slide))]
+                 *compare(df, args.workers, args.length, args.slide))]
     finally:
         if own:
             spark.stop()
