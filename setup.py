@@ -12,6 +12,7 @@ import os
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_clib import build_clib
 from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("TIMELY_DEBUG", "") not in ("", "0")
@@ -45,36 +46,53 @@ if SANITIZE:
     compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
     link_args += ["-fsanitize=address,undefined"]
 
-SORT = ["csrc/sort_rows.c"]
-MA = ["csrc/mutable_antichain.c"]
+# The C sources under csrc/ are compiled once, into one static library that
+# every module links (the linker takes only the objects a module uses). Listing
+# them as each module's sources instead would have parallel module builds write
+# the same object file at once.
+CSOURCES = [
+    "csrc/sort_rows.c",
+    "csrc/mutable_antichain.c",
+    "csrc/ring.c",
+    "csrc/hash.c",
+]
+CLIB = (
+    "timely_csrc",
+    {
+        "sources": CSOURCES,
+        "include_dirs": ["csrc"],
+        "macros": macros,
+        "cflags": compile_args,
+    },
+)
 
-modules = {
-    "timely.progress._timestamp": [],
-    "timely.progress._change_batch": SORT,
-    "timely.progress._frontier": SORT + MA,
-    "timely.progress._reachability": SORT + MA,
-    "timely.progress._notificator": SORT,
-    "timely.progress._operate": SORT,
-    "timely.communication._ring": ["csrc/ring.c"],
-    "timely.communication._mailbox": [],
-    "timely.communication._codec": [],
-    "timely.container._columns": ["csrc/hash.c"],
-    "timely.container._aggregate": [],
-    "timely.container._records": ["csrc/hash.c"],
-    "timely.container._serialize": [],
-    "timely.dataflow._activate": [],
-    "timely.dataflow._progcaster": [],
-    "timely.dataflow._handles": [],
-    "timely.dataflow._channels": [],
-    "timely.dataflow.operators._relational": ["csrc/hash.c"],
-    "timely.algorithms._graph": [],
-}
+modules = [
+    "timely.progress._timestamp",
+    "timely.progress._change_batch",
+    "timely.progress._frontier",
+    "timely.progress._reachability",
+    "timely.progress._notificator",
+    "timely.progress._operate",
+    "timely.communication._ring",
+    "timely.communication._mailbox",
+    "timely.communication._codec",
+    "timely.container._columns",
+    "timely.container._aggregate",
+    "timely.container._records",
+    "timely.container._serialize",
+    "timely.dataflow._activate",
+    "timely.dataflow._progcaster",
+    "timely.dataflow._handles",
+    "timely.dataflow._channels",
+    "timely.dataflow.operators._relational",
+    "timely.algorithms._graph",
+]
 
 
-def extension(name, csources):
+def extension(name):
     return Extension(
         name,
-        [name.replace(".", "/") + ".pyx", *csources],
+        [name.replace(".", "/") + ".pyx"],
         include_dirs=["csrc", numpy.get_include()],
         define_macros=macros,
         extra_compile_args=compile_args,
@@ -82,9 +100,18 @@ def extension(name, csources):
     )
 
 
+class BuildClib(build_clib):
+    """Always rebuilds: a release build must never reuse objects of a debug one."""
+
+    def initialize_options(self):
+        super().initialize_options()
+        self.force = True
+
+
 class BuildExt(build_ext):
-    """Always rebuilds: a release build must never reuse objects of a debug one.
-    Compiles the modules in parallel, one job per CPU, unless ``-j`` says otherwise
+    """Always rebuilds, for the same reason. Builds the C library first (an
+    in-place or editable build runs ``build_ext`` alone), then compiles the
+    modules in parallel, one job per CPU, unless ``-j`` says otherwise
     (``python -m build`` and ``pip`` give no ``-j``)."""
 
     def initialize_options(self):
@@ -92,14 +119,19 @@ class BuildExt(build_ext):
         self.force = True
         self.parallel = os.cpu_count() or 1
 
+    def run(self):
+        self.run_command("build_clib")
+        super().run()
+
 
 setup(
     ext_modules=cythonize(
-        [extension(name, sources) for name, sources in modules.items()],
+        [extension(name) for name in modules],
         compiler_directives=directives,
         build_dir="build/cython-debug" if DEBUG else "build/cython",
         force=True,
         nthreads=os.cpu_count() or 1,
     ),
-    cmdclass={"build_ext": BuildExt},
+    libraries=[CLIB],
+    cmdclass={"build_clib": BuildClib, "build_ext": BuildExt},
 )

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def compiled_modules() -> list[str]:
-    return re.findall(r'^\s+"(timely\.[\w.]+)":', (ROOT / "setup.py").read_text(), re.M)
+    return re.findall(r'^\s+"(timely\.[\w.]+)",$', (ROOT / "setup.py").read_text(), re.M)
 
 
 pytestmark = pytest.mark.static
