@@ -53,3 +53,311 @@ def component_minima(const int64_t[::1] a, const int64_t[::1] b, const int64_t[:
         for i in range(n):
             out[i] = least[root_of(&parent[0], i)]
     return out_a
+
+
+ctypedef fused number:
+    int64_t
+    double
+
+
+def lower(number[::1] state, const int64_t[::1] cells, const number[::1] values,
+          unsigned char[::1] mark):
+    """Lowers ``state[cells[i]]`` to ``values[i]`` wherever that is less;
+    returns the distinct cells lowered, in order of their first lowering.
+
+    ``mark`` holds a zero byte per cell of ``state`` and is left so: it is
+    kept by the caller so that a call costs O(len(cells)), not O(len(state)).
+
+    >>> import numpy as np
+    >>> state = np.array([5, 5, 5])
+    >>> lower(state, np.array([2, 0, 2]), np.array([4, 7, 1]), np.zeros(3, np.uint8)).tolist()
+    [2]
+    >>> state.tolist()
+    [5, 5, 1]
+    """
+    cdef Py_ssize_t n = cells.shape[0], size = state.shape[0], i, m = 0
+    cdef int64_t c
+    if values.shape[0] != n:
+        raise ValueError("cells and values differ in length")
+    if mark.shape[0] < size:
+        raise ValueError("the mark has fewer bytes than the state has cells")
+    for i in range(n):
+        if not 0 <= cells[i] < size:
+            raise IndexError(f"cell {cells[i]} is beyond the state's {size}")
+    cdef cnp.ndarray out_a = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] out = out_a
+    with nogil:
+        for i in range(n):
+            c = cells[i]
+            if values[i] < state[c]:
+                state[c] = values[i]
+                if not mark[c]:
+                    mark[c] = 1
+                    out[m] = c
+                    m += 1
+        for i in range(m):
+            mark[out[i]] = 0
+    return out_a[:m]
+
+
+cdef class Adjacency:
+    """Arcs numbered in order of arrival, each from a source node number
+    (``0..n-1``), and a way to find the arcs of a set of sources.
+
+    Arcs ``[0, built)`` are indexed by source (a counting sort, CSR); arcs
+    since then (the tail) are scanned. The index is rebuilt when the tail
+    outgrows a quarter of it (and 16384 arcs), so adding an arc costs O(1)
+    amortized and finding the arcs of ``k`` sources costs O(k + their arcs
+    + the tail).
+
+    >>> import numpy as np
+    >>> arcs = Adjacency()
+    >>> arcs.add(np.array([0, 1, 0]))
+    0
+    >>> [a.tolist() for a in arcs.gather(np.array([0]), 2)]
+    [[0, 2], [0, 0]]
+    """
+
+    def __cinit__(self):
+        self._src = np.empty(16, dtype=np.int64)
+        self.arcs = 0
+        self.built = 0
+        self.indexed = 0
+        self._order = np.empty(0, dtype=np.int64)
+        self._starts = np.zeros(1, dtype=np.int64)
+        self._where = np.empty(0, dtype=np.int64)
+
+    def __len__(self):
+        return self.arcs
+
+    def add(self, const int64_t[::1] src):
+        """Appends arcs from the nodes ``src``; returns the number of the first."""
+        cdef Py_ssize_t n = src.shape[0], first = self.arcs, i
+        for i in range(n):
+            if src[i] < 0:
+                raise IndexError(f"arc source {src[i]} is not a node number")
+        if first + n > self._src.shape[0]:
+            grown = np.empty(max(2 * self._src.shape[0], first + n), dtype=np.int64)
+            grown[:first] = self._src[:first]
+            self._src = grown
+        cdef int64_t[::1] s = self._src
+        with nogil:
+            for i in range(n):
+                s[first + i] = src[i]
+        self.arcs = first + n
+        return first
+
+    cdef int _index(self) except -1:
+        """Indexes every arc held by source: order and starts per node."""
+        cdef Py_ssize_t m = self.arcs, i, groups = 0
+        cdef int64_t[::1] s = self._src
+        with nogil:
+            for i in range(m):
+                if s[i] + 1 > groups:
+                    groups = s[i] + 1
+        starts_a = np.zeros(groups + 1, dtype=np.int64)
+        order_a = np.empty(m, dtype=np.int64)
+        cdef int64_t[::1] starts = starts_a
+        cdef int64_t[::1] order = order_a
+        fill_a = np.empty(groups, dtype=np.int64)
+        cdef int64_t[::1] fill = fill_a
+        cdef Py_ssize_t g
+        with nogil:
+            for i in range(m):
+                starts[s[i] + 1] += 1
+            for g in range(groups):
+                starts[g + 1] += starts[g]
+                fill[g] = starts[g]
+            for i in range(m):
+                order[fill[s[i]]] = i
+                fill[s[i]] += 1
+        self._order, self._starts = order_a, starts_a
+        self.built, self.indexed = m, groups
+        return 0
+
+    def gather(self, const int64_t[::1] nodes, Py_ssize_t n_nodes):
+        """The arcs from ``nodes`` (distinct node numbers below ``n_nodes``):
+        ``(arcs, which)``, arc ``arcs[j]`` leaving ``nodes[which[j]]``."""
+        cdef Py_ssize_t k = nodes.shape[0], i, a, total = 0, p = 0
+        cdef int64_t g
+        for i in range(k):
+            if not 0 <= nodes[i] < n_nodes:
+                raise IndexError(f"node {nodes[i]} is beyond {n_nodes}")
+        if self.arcs - self.built > max(16384, self.built // 4):
+            self._index()
+        if self._where.shape[0] < n_nodes:
+            self._where = np.full(max(n_nodes, 2 * self._where.shape[0]), -1, dtype=np.int64)
+        cdef int64_t[::1] where = self._where
+        cdef int64_t[::1] s = self._src
+        cdef int64_t[::1] order = self._order
+        cdef int64_t[::1] starts = self._starts
+        cdef Py_ssize_t built = self.built, m = self.arcs, indexed = self.indexed
+        with nogil:
+            for i in range(k):
+                where[nodes[i]] = i
+                if nodes[i] < indexed:
+                    total += starts[nodes[i] + 1] - starts[nodes[i]]
+            for a in range(built, m):
+                if where[s[a]] >= 0:
+                    total += 1
+        arcs_a = np.empty(total, dtype=np.int64)
+        which_a = np.empty(total, dtype=np.int64)
+        cdef int64_t[::1] arcs = arcs_a
+        cdef int64_t[::1] which = which_a
+        with nogil:
+            for i in range(k):
+                g = nodes[i]
+                if g < indexed:
+                    for a in range(starts[g], starts[g + 1]):
+                        arcs[p] = order[a]
+                        which[p] = i
+                        p += 1
+            for a in range(built, m):
+                if where[s[a]] >= 0:
+                    arcs[p] = a
+                    which[p] = where[s[a]]
+                    p += 1
+            for i in range(k):
+                where[nodes[i]] = -1
+        return arcs_a, which_a
+
+
+cdef object _grown(object held, Py_ssize_t size, Py_ssize_t n):
+    """A copy of ``held[:n]`` with room for ``size`` items."""
+    grown = np.empty(size, dtype=held.dtype)
+    grown[:n] = held[:n]
+    return grown
+
+
+cdef class Components:
+    """Connected components kept up to date as edges arrive: a union-find
+    over node numbers ``0..n-1`` (union by size, path halving), each
+    component's least key at its root, its members in a circular list, and
+    each node's label (the least key of its component).
+
+    :meth:`union` reports the nodes whose label fell. When two components
+    meet, only the one whose label falls is walked, so the work of a batch
+    is its edges plus the label changes it makes.
+
+    >>> import numpy as np
+    >>> parts = Components()
+    >>> parts.grow(np.array([30, 10, 20]))
+    >>> parts.union(np.array([0]), np.array([2])).tolist()
+    [0]
+    >>> parts.labels(np.array([0, 1, 2])).tolist()
+    [20, 10, 20]
+    """
+
+    def __cinit__(self):
+        self.nodes = 0
+        self._parent = np.empty(0, dtype=np.int64)
+        self._size = np.empty(0, dtype=np.int64)
+        self._least = np.empty(0, dtype=np.int64)
+        self._next = np.empty(0, dtype=np.int64)
+        self._label = np.empty(0, dtype=np.int64)
+        self._mark = np.empty(0, dtype=np.uint8)
+
+    def __len__(self):
+        return self.nodes
+
+    def grow(self, const int64_t[::1] keys):
+        """Adds nodes numbered from ``len(self)`` on, with these keys, each
+        its own component."""
+        cdef Py_ssize_t n = self.nodes, k = keys.shape[0], i
+        if n + k > self._parent.shape[0]:
+            size = max(n + k, 2 * self._parent.shape[0], 16)
+            self._parent = _grown(self._parent, size, n)
+            self._size = _grown(self._size, size, n)
+            self._least = _grown(self._least, size, n)
+            self._next = _grown(self._next, size, n)
+            self._label = _grown(self._label, size, n)
+            self._mark = _grown(self._mark, size, n)
+        cdef int64_t[::1] parent = self._parent
+        cdef int64_t[::1] size_ = self._size
+        cdef int64_t[::1] least = self._least
+        cdef int64_t[::1] nxt = self._next
+        cdef int64_t[::1] label = self._label
+        cdef unsigned char[::1] mark = self._mark
+        with nogil:
+            for i in range(k):
+                parent[n + i] = n + i
+                size_[n + i] = 1
+                least[n + i] = keys[i]
+                nxt[n + i] = n + i
+                label[n + i] = keys[i]
+                mark[n + i] = 0
+        self.nodes = n + k
+
+    def union(self, const int64_t[::1] a, const int64_t[::1] b):
+        """Joins the components of ``a[i]`` and ``b[i]`` for every ``i``;
+        returns the distinct nodes whose label fell, in order of first fall."""
+        cdef Py_ssize_t m = a.shape[0], n = self.nodes, i, changed = 0
+        if b.shape[0] != m:
+            raise ValueError("the two ends of the edges differ in length")
+        for i in range(m):
+            if not (0 <= a[i] < n and 0 <= b[i] < n):
+                raise IndexError(f"edge {i} names a node beyond {n}")
+        cdef int64_t[::1] parent = self._parent
+        cdef int64_t[::1] size_ = self._size
+        cdef int64_t[::1] least = self._least
+        cdef int64_t[::1] nxt = self._next
+        cdef int64_t[::1] label = self._label
+        cdef unsigned char[::1] mark = self._mark
+        out_a = np.empty(16, dtype=np.int64)
+        cdef int64_t[::1] out = out_a
+        cdef int64_t ra, rb, falls, keep, v, swap
+        for i in range(m):
+            ra = root_of(&parent[0], a[i])
+            rb = root_of(&parent[0], b[i])
+            if ra == rb:
+                continue
+            # The component with the greater least key takes the other's.
+            if least[rb] < least[ra]:
+                ra, rb = rb, ra
+            falls = rb
+            if least[falls] > least[ra]:
+                if changed + size_[falls] > out.shape[0]:
+                    grown = np.empty(max(2 * out.shape[0], changed + size_[falls]),
+                                     dtype=np.int64)
+                    grown[:changed] = out_a[:changed]
+                    out_a = grown
+                    out = out_a
+                with nogil:
+                    v = falls
+                    while True:
+                        label[v] = least[ra]
+                        if not mark[v]:
+                            mark[v] = 1
+                            out[changed] = v
+                            changed += 1
+                        v = nxt[v]
+                        if v == falls:
+                            break
+            with nogil:
+                swap = nxt[ra]
+                nxt[ra] = nxt[rb]
+                nxt[rb] = swap
+                keep = least[ra]
+                if size_[ra] < size_[rb]:
+                    ra, rb = rb, ra
+                parent[rb] = ra
+                size_[ra] += size_[rb]
+                least[ra] = keep
+        with nogil:
+            for i in range(changed):
+                mark[out[i]] = 0
+        return out_a[:changed]
+
+    def labels(self, const int64_t[::1] nodes):
+        """The label (least key of its component) of each of ``nodes``."""
+        cdef Py_ssize_t k = nodes.shape[0], n = self.nodes, i
+        for i in range(k):
+            if not 0 <= nodes[i] < n:
+                raise IndexError(f"node {nodes[i]} is beyond {n}")
+        out_a = np.empty(k, dtype=np.int64)
+        cdef int64_t[::1] out = out_a
+        cdef int64_t[::1] label = self._label
+        with nogil:
+            for i in range(k):
+                out[i] = label[nodes[i]]
+        return out_a

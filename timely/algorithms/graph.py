@@ -3,9 +3,11 @@ operators (:mod:`timely.dataflow.operators.relational`) in ``iterative()``
 scopes.
 
 Each takes a stream of :class:`~timely.Batch`\\ es with integer columns
-``src`` and ``dst`` (the edges of one graph, given at one time), and returns
-a stream of Batches with one row per node at that time. Answers do not depend
-on the worker count: every step exchanges by node.
+``src`` and ``dst`` and returns a stream of Batches with one row per node.
+Components and BFS take edges at many times and output, per time, the
+nodes whose answer changed at it (see each function); PageRank takes the
+edges of one graph at one time. Answers do not depend on the worker count:
+every step exchanges by node.
 
 - :func:`connected_components`: per node, the least node id of its
   (undirected) component, by min-label propagation.
@@ -33,16 +35,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from timely.algorithms._graph import Components, component_minima
+from timely.algorithms.propagation import lowest, settle
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import Ok
 from timely.dataflow.operators.relational import KeyIndex, PendingBatches, improve, join
-from timely.progress import less_equal
 from timely.errors import ColumnarError
-
-from timely.algorithms._graph import component_minima
+from timely.progress import less_equal
 
 __all__ = ["bfs", "connected_components", "pagerank"]
 
@@ -86,25 +88,28 @@ def _reported(stream, on_round):
     return stream.inspect_core(seen)
 
 
-def _propagate_min(seeds, edges, step: int, value: str, on_round=None):
-    """The least ``value`` per node reachable through ``edges`` (src -> dst),
-    from the ``(node, value)`` rows of ``seeds``, adding ``step`` per edge."""
-    scope = seeds.scope
-    with scope.iterative() as inner:
+def _spread(arcs, seeds, value: str, *, vertices=None, slot: str | None = None,
+            floating: bool = False, self_seeded: bool = False, seeds_need_vertex: bool = False,
+            report_new: bool = False, on_round=None, name: str = "Lowest"):
+    """The least ``value`` per vertex (and ``slot``) over seeds and the
+    weighted ``arcs`` (``src``, ``dst``, ``weight``), by
+    :func:`~timely.algorithms.propagation.lowest` in an ``iterative()``
+    scope, kept across the times the arcs arrive at: per time, the vertices
+    whose value changed at it."""
+    keys = ("node",) if slot is None else ("node", slot)
+    with arcs.scope.iterative() as inner:
         handle, loop = inner.feedback(1)
-        proposals = seeds.enter(inner).concat(loop)
-        best = _reported(improve(proposals, "node", value, "min"), on_round)
-        moved = join(best, edges.enter(inner), left_on="node", right_on="src", persist="right")
-
-        def forward(b: Batch) -> Batch:
-            values = b[value] + step if step else b[value]
-            # Only the least proposal per target crosses workers.
-            return Batch({"node": b["dst"], value: values})
-
-        moved.map_batch(forward).connect_loop(handle)
-        changes = best.leave()
-    # Values only decrease: the least change per node is its answer.
-    return improve(changes, "node", value, "min", name="Settle")
+        rows = lowest(arcs.enter(inner), seeds.enter(inner) if seeds is not None else None,
+                      loop, value=value,
+                      vertices=vertices.enter(inner) if vertices is not None else None,
+                      slot=slot, floating=floating, self_seeded=self_seeded,
+                      seeds_need_vertex=seeds_need_vertex, report_new=report_new, name=name)
+        rows.filter_batch(lambda b: b["sent"]).map_batch(
+            lambda b: b.select([*keys, value])).connect_loop(handle)
+        changes = rows.filter_batch(lambda b: ~b["sent"]).map_batch(
+            lambda b: b.select([*keys, value]))
+        changes = _reported(changes, on_round).leave()
+    return settle(changes, keys, value)
 
 
 def _local_forests(edges, src: str, dst: str):
@@ -138,36 +143,81 @@ def _local_forests(edges, src: str, dst: str):
     return result
 
 
+def _kept_components(stars, name: str = "Components"):
+    """``(src, dst)`` edges at many times into one union-find per worker
+    kept across times (:class:`~timely.algorithms._graph.Components`):
+    per complete time, in time order, ``(node, label)`` for every node new
+    at it or whose label fell at it."""
+    b = OperatorBuilder(name, stars.scope)
+    inp = b.new_input(stars, Pipeline())
+    out, result = b.new_output()
+
+    def build(caps, _info):
+        caps.clear()
+        pending = PendingBatches(FrontierNotificator(b.arity))
+        index = KeyIndex(1)
+        parts = Components()
+
+        def run(frontiers):
+            for ready, rows in pending.complete(inp, frontiers, "connected_components"):
+                if rows is not None and len(rows):
+                    before = len(index)
+                    ids = index.insert([np.concatenate([rows["src"], rows["dst"]])])
+                    new = np.arange(before, len(index), dtype=np.int64)
+                    parts.grow(np.asarray(index.take(new)[0]).astype(np.int64, copy=False))
+                    fell = parts.union(ids[:len(rows)], ids[len(rows):])
+                    changed = np.concatenate([new, fell[fell < before]])
+                    if len(changed):
+                        out.session(ready).give_container(Batch(
+                            node=np.asarray(index.take(changed)[0]),
+                            label=parts.labels(changed)))
+                ready.drop()
+
+        return run
+
+    b.build(build)
+    return result
+
+
 def connected_components(edges, nodes=None, *, method: str = "gather", src: str = "src",
                          dst: str = "dst", on_round=None):
     """Per node, the least node id of its connected component (edges taken
-    as undirected), as Batches with columns ``node`` and ``label``, one row
-    per node, exchanged by node.
+    as undirected), as Batches with columns ``node`` and ``label``,
+    exchanged by node.
 
-    ``edges``: a stream of Batches with integer columns ``src`` and ``dst``,
-    the whole graph at one time; ``nodes``: optionally a stream of Batches
-    with a column ``node`` naming nodes that may have no edges (each is then
-    its own component). Self-loops and duplicate edges are allowed.
+    ``edges``: a stream of Batches with integer columns ``src`` and ``dst``;
+    ``nodes``: optionally a stream of Batches with a column ``node`` naming
+    nodes that may have no edges (each is then its own component).
+    Self-loops and duplicate edges are allowed. Edges and nodes may arrive
+    at many times: the components at a time are those of everything given
+    at it and before, and the output at a time has a row for each node that
+    is new at it or whose label fell at it (at the first time, every node;
+    later, only what the new edges changed).
 
-    Each worker first reduces the edges it was given to stars (union-find in
-    C): every node linked to the least node of its component within those
-    edges. The stars of all workers connect exactly what the edges connect,
-    with at most one edge per node and worker. Then, by ``method``:
+    By ``method``:
 
-    - ``"gather"`` (default): the stars go to one worker, whose union-find
-      over them gives every label. Work O(m / W) per worker for the first
-      phase, then O(W n) on one worker (and its memory); no loop.
+    - ``"gather"`` (default): each worker reduces the edges it was given at
+      a time to stars (union-find in C: every node linked to the least node
+      of its component within those edges; the stars of all workers connect
+      exactly what the edges connect, with at most one edge per node and
+      worker); the stars go to one worker, whose union-find, kept across
+      times, gives the labels. Work O(m / W) per worker for the first phase,
+      then O(W n) on one worker (and its memory); no loop. A later time
+      costs its edges plus its label changes: when two components meet,
+      only the nodes of the one whose label falls are visited.
     - ``"propagate"``: min-label propagation over the stars in an
-      ``iterative()`` scope: in each iteration the nodes whose label
-      improved send it to their neighbours and keep the least label they
-      receive, until nothing improves. Work per iteration: the star edges of
-      the nodes that changed; iterations: about as many as the stars need to
-      join the workers' partial components (one with one worker).
+      ``iterative()`` scope (:mod:`~timely.algorithms.propagation`): in each
+      round the nodes whose label fell send it to their neighbours and keep
+      the least label they receive, until nothing falls. Work per round:
+      the star edges of the nodes that changed; rounds: about as many as
+      the stars need to join the workers' partial components (one with one
+      worker). A later time's rounds start from the labels so far, at the
+      ends of its new edges.
 
     ``on_round``: with ``"propagate"``, ``on_round(round, rows)`` is called
     on each worker once a round of the loop is complete there, with the
-    number of labels that improved on that worker in it (rounds without any
-    are not reported); ignored by ``"gather"``, which has no rounds.
+    number of labels that fell on that worker in it (rounds without any are
+    not reported); ignored by ``"gather"``, which has no rounds.
     """
     if method not in ("gather", "propagate"):
         raise ColumnarError(f"method is 'gather' or 'propagate', not {method!r}")
@@ -180,22 +230,24 @@ def connected_components(edges, nodes=None, *, method: str = "gather", src: str 
     if nodes is not None:
         edges = edges.concat(nodes.map_batch(
             lambda b: Batch(src=_nodes(b, "node"), dst=_nodes(b, "node"))))
-    stars = _local_forests(edges, "src", "dst")
     if method == "gather":
-        if stars.scope.peers > 1:
-            together = stars.map_batch(
+        if edges.scope.peers > 1:
+            stars = _local_forests(edges, "src", "dst").map_batch(
                 lambda b: b.with_columns(worker=np.zeros(len(b), dtype=np.int64)))
-            stars = _local_forests(together.exchange("worker"), "src", "dst")
-        return stars.map_batch(lambda b: Batch(node=b["src"], label=b["dst"])).exchange("node")
+            edges = stars.exchange("worker")
+        return _kept_components(edges).exchange("node")
 
     def symmetric(b: Batch) -> Batch:
         s, d = b["src"], b["dst"]
         linked = s != d
         s, d = s[linked], d[linked]
-        return Batch(src=np.concatenate([s, d]), dst=np.concatenate([d, s]))
+        return Batch(src=np.concatenate([s, d]), dst=np.concatenate([d, s]),
+                     weight=np.zeros(2 * len(s), dtype=np.int64))
 
-    seeds = stars.map_batch(lambda b: Batch(node=b["src"], label=b["dst"]))
-    return _propagate_min(seeds, stars.map_batch(symmetric), 0, "label", on_round)
+    stars = _local_forests(edges, "src", "dst")
+    vertices = stars.map_batch(lambda b: Batch(node=b["src"]))
+    return _spread(stars.map_batch(symmetric), None, "label", vertices=vertices,
+                   self_seeded=True, on_round=on_round, name="MinLabel")
 
 
 def bfs(edges, roots, *, src: str = "src", dst: str = "dst", on_round=None):
@@ -203,16 +255,23 @@ def bfs(edges, roots, *, src: str = "src", dst: str = "dst", on_round=None):
     distance (number of edges) from the nearest root, as Batches with
     columns ``node`` and ``distance``; unreachable nodes have no row.
 
-    ``roots``: a stream of Batches with a column ``node``, at the time of
-    the edges. Iterations: the largest distance; work per iteration: the
-    out-edges of the nodes first reached in it. ``on_round(round, rows)``,
-    when given, is called on each worker once a round is complete there,
-    with the number of nodes whose distance improved on that worker in it.
+    ``roots``: a stream of Batches with a column ``node``. Edges and roots
+    may arrive at many times: the distances at a time are those over
+    everything given at it and before, and the output at a time has a row
+    for each node whose distance was first found or fell at it. Rounds: the
+    largest distance; work per round: the out-edges of the nodes first
+    reached (or brought closer) in it. ``on_round(round, rows)``, when
+    given, is called on each worker once a round is complete there, with
+    the number of nodes whose distance fell on that worker in it.
     """
-    directed = edges.map_batch(lambda b: Batch(dict(zip(("src", "dst"), _edges(b, src, dst)))))
+
+    def arcs(b: Batch) -> Batch:
+        s, d = _edges(b, src, dst)
+        return Batch(src=s, dst=d, weight=np.ones(len(s), dtype=np.int64))
+
     seeds = roots.map_batch(
         lambda b: Batch(node=_nodes(b, "node"), distance=np.zeros(len(b), dtype=np.int64)))
-    return _propagate_min(seeds, directed, 1, "distance", on_round)
+    return _spread(edges.map_batch(arcs), seeds, "distance", on_round=on_round, name="Distance")
 
 
 def _node_degrees(edges, nodes, src: str, dst: str):

@@ -2,7 +2,8 @@
 over streams of edge Batches.
 
 Each takes a stream of :class:`~timely.Batch`\\ es with integer columns
-``src`` and ``dst`` (the edges of one graph, given at one time) and,
+``src`` and ``dst`` (the edges of one graph, given at one time; :func:`sssp`
+also at many times) and,
 optionally, a stream of Batches with a column ``node`` naming vertices that
 may have no edges; the vertex set is every node named there or by an edge.
 Vertex ids are any int64 values (sparse, negative, up to ``2**63 - 1``).
@@ -49,13 +50,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from timely.algorithms.graph import _edges, _node_degrees, _nodes, _Ranks, _reported
+from timely.algorithms.graph import _edges, _node_degrees, _nodes, _Ranks, _reported, _spread
+from timely.algorithms.propagation import check_weights
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import per_time
-from timely.dataflow.operators.relational import PendingBatches, improve, join
+from timely.dataflow.operators.relational import PendingBatches, join
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
@@ -482,15 +484,6 @@ def degrees(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *, src: st
 # -- single-source shortest paths ---------------------------------------------------
 
 
-def _least_distance(rows: Batch) -> Batch:
-    """Per vertex, its least ``distance``."""
-    node, distance = rows["node"], rows["distance"]
-    order = np.lexsort((distance, node))
-    node, distance = node[order], distance[order]
-    first = np.concatenate([[True], node[1:] != node[:-1]])
-    return Batch(node=node[first], distance=distance[first])
-
-
 def sssp(edges: Stream[Batch], source: int, nodes: Stream[Batch] | None = None, *,
          directed: bool = True, weight: str = "weight", src: str = "src",
          dst: str = "dst") -> Stream[Batch]:
@@ -506,10 +499,16 @@ def sssp(edges: Stream[Batch], source: int, nodes: Stream[Batch] | None = None, 
     A ``source`` that is no vertex reaches nothing.
 
     A Bellman-Ford fixpoint in an ``iterative()`` scope: each round, the
-    vertices whose distance improved send it plus the edge weight along
-    their out-edges, and each vertex keeps the least it receives, until
-    nothing improves. A path's length is added up from the source, as a
-    sequential Dijkstra adds it, so the distances are exact.
+    vertices whose distance fell send it plus the edge weight along their
+    out-edges, and each vertex keeps the least it receives, until nothing
+    falls. A path's length is added up from the source, as a sequential
+    Dijkstra adds it, so the distances are exact.
+
+    Edges and vertices may arrive at many times: the distances at a time
+    are those of everything given at it and before, and the output at a
+    time has a row for each vertex new at it (``inf`` when unreached) or
+    whose distance fell at it; a later time's rounds start from the
+    distances so far, at the ends of its new edges.
 
     :func:`~timely.algorithms.shortest_paths` is the unweighted hop
     distance of every vertex to a set of landmarks (GraphFrames'
@@ -525,27 +524,13 @@ def sssp(edges: Stream[Batch], source: int, nodes: Stream[Batch] | None = None, 
         s, d = _edges(b, src, dst)
         if weight not in b:
             raise ColumnarError(f"sssp takes edges with a column {weight!r}")
-        w = np.asarray(b[weight]).astype(np.float64)
-        if len(w) and not (w >= 0).all():
-            raise ColumnarError(f"sssp needs non-negative weights; {weight!r} has "
-                                f"{w[~(w >= 0)][0]}")
+        w = check_weights(b[weight], weight)
         if not directed:
             s, d, w = np.concatenate([s, d]), np.concatenate([d, s]), np.concatenate([w, w])
         return Batch(src=s, dst=d, weight=w)
 
-    weighted = edges.map_batch(arcs)
     vertices = _vertex_rows(edges, nodes, src, dst)
     seeds = vertices.filter_batch(lambda b: b["node"] == origin).map_batch(
         lambda b: Batch(node=b["node"], distance=np.zeros(len(b))))
-
-    with edges.scope.iterative() as inner:
-        handle, loop = inner.feedback(1)
-        best = improve(seeds.enter(inner).concat(loop), "node", "distance", "min")
-        join(best, weighted.enter(inner), left_on="node", right_on="src",
-             persist="right").map_batch(
-                 lambda b: Batch(node=b["dst"], distance=b["distance"] + b["weight"])
-             ).connect_loop(handle)
-        reached = best.leave()
-    unreached = vertices.map_batch(
-        lambda b: Batch(node=b["node"], distance=np.full(len(b), np.inf)))
-    return _per_key(reached.concat(unreached), "node", _least_distance, "Settle")
+    return _spread(edges.map_batch(arcs), seeds, "distance", vertices=vertices, floating=True,
+                   report_new=True, name="Distance")

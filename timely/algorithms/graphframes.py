@@ -4,7 +4,8 @@
 edge Batches.
 
 Each takes a stream of :class:`~timely.Batch`\\ es with integer columns
-``src`` and ``dst`` (the edges of one graph, given at one time) and streams
+``src`` and ``dst`` (the edges of one graph, given at one time;
+:func:`shortest_paths` also at many times) and streams
 of Batches with a column ``node`` naming vertices (sources, landmarks, the
 ends of paths). Vertex ids are any int64 values (sparse, negative, up to
 ``2**63 - 1``). Every step exchanges by vertex and every floating-point sum
@@ -46,7 +47,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from timely.algorithms.graph import _edges, _nodes, bfs
+from timely.algorithms.graph import _edges, _nodes, _spread, bfs
 from timely.algorithms.graphalytics import (
     _both_ways,
     _per_key,
@@ -55,7 +56,7 @@ from timely.algorithms.graphalytics import (
     _vertex_rows,
 )
 from timely.container import Batch
-from timely.dataflow.operators.relational import improve, join
+from timely.dataflow.operators.relational import join
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
@@ -142,29 +143,22 @@ def shortest_paths(edges: Stream[Batch], landmarks: Stream[Batch],
 
     One breadth-first search from all landmarks at once, over the reversed
     edges, in an ``iterative()`` scope: each round the ``(node, landmark)``
-    pairs whose distance improved pass it on, plus one, to the vertices with
-    an edge into ``node``, and each pair keeps the least (``improve`` keyed
-    by both columns), until nothing improves. Iterations: the largest
-    distance; rows: at most vertices times landmarks.
+    pairs whose distance fell pass it on, plus one, to the vertices with an
+    edge into ``node``, and each pair keeps the least, until nothing falls.
+    Rounds: the largest distance; state: a distance per vertex and landmark.
+
+    Edges, vertices and landmarks may arrive at many times: the distances
+    at a time are those of everything given at it and before, and the output
+    at a time has a row for each pair first reached or brought closer at it.
     """
     arcs = _arcs(edges, directed, src, dst)
-    backwards = arcs.map_batch(lambda b: Batch(src=b["dst"], dst=b["src"]))
-    vertices = _vertex_rows(edges, nodes, src, dst).distinct("node")
-    seeds = join(_named(landmarks), vertices, on="node").map_batch(
-        lambda b: Batch(node=b["node"], landmark=b["node"],
-                        distance=np.zeros(len(b), np.int64)))
-    keys = ["node", "landmark"]
-
-    with edges.scope.iterative() as inner:
-        handle, loop = inner.feedback(1)
-        best = improve(seeds.enter(inner).concat(loop), keys, "distance", "min")
-        join(best, backwards.enter(inner), left_on="node", right_on="src",
-             persist="right").map_batch(
-                 lambda b: Batch(node=b["dst"], landmark=b["landmark"],
-                                 distance=b["distance"] + 1)).connect_loop(handle)
-        changes = best.leave()
-    # Distances only shrink: the least change per pair is its answer.
-    return improve(changes, keys, "distance", "min", name="Settle")
+    backwards = arcs.map_batch(lambda b: Batch(src=b["dst"], dst=b["src"],
+                                               weight=np.ones(len(b), dtype=np.int64)))
+    vertices = _vertex_rows(edges, nodes, src, dst)
+    seeds = _named(landmarks).map_batch(
+        lambda b: Batch(node=b["node"], landmark=b["node"], distance=np.zeros(len(b), np.int64)))
+    return _spread(backwards, seeds, "distance", vertices=vertices, slot="landmark",
+                   seeds_need_vertex=True, name="Distance")
 
 
 # -- breadth-first search for paths -------------------------------------------------

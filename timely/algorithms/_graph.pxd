@@ -1,0 +1,20 @@
+cdef class Adjacency:
+    cdef object _src            # int64 source node per arc, capacity doubling
+    cdef object _order          # arcs [0, built) in order of source
+    cdef object _starts         # per node below `indexed`: where its arcs begin in _order
+    cdef object _where          # per node: its position in the current gather, else -1
+    cdef readonly Py_ssize_t arcs
+    cdef readonly Py_ssize_t built
+    cdef readonly Py_ssize_t indexed
+
+    cdef int _index(self) except -1
+
+
+cdef class Components:
+    cdef object _parent         # int64 per node: union-find parent
+    cdef object _size           # int64 per root: members
+    cdef object _least          # int64 per root: the least key of the component
+    cdef object _next           # int64 per node: the next member, a circular list per component
+    cdef object _label          # int64 per node: the least key of its component
+    cdef object _mark           # uint8 per node: reported in the current union
+    cdef readonly Py_ssize_t nodes
