@@ -1,6 +1,6 @@
 """Shared test configuration: Hypothesis profiles.
 
-``dev`` (the default) runs about 100 examples per property; ``ci`` runs 2000.
+``dev`` (the default) runs about 100 examples per property; ``ci`` runs 1000.
 The ``ci`` profile is chosen when the environment variable ``CI`` is ``"true"``;
 ``HYPOTHESIS_PROFILE`` names a profile explicitly and wins over ``CI``.
 Deadlines are off in both: the first call into a compiled module, or a slow
@@ -23,7 +23,7 @@ if _ROOT not in sys.path:
 
 _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 settings.register_profile("dev", max_examples=100, **_COMMON)
-settings.register_profile("ci", max_examples=2000, print_blob=True, **_COMMON)
+settings.register_profile("ci", max_examples=1000, print_blob=True, **_COMMON)
 
 _profile = os.environ.get("HYPOTHESIS_PROFILE") or (
     "ci" if os.environ.get("CI", "").lower() == "true" else "dev"
