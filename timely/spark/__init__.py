@@ -17,6 +17,9 @@ timely``.
   ``run(..., epoch_col=..., window=...)``, as Spark's ``window()``.
 - :class:`Graph`: a graph of a vertices and an edges DataFrame, with
   GraphFrames' methods (:mod:`timely.spark.graphs`).
+- :class:`GraphUpdates`: the ``foreachBatch`` callable that keeps
+  components or distances up to date over a stream of edges, exactly once
+  (:mod:`timely.spark.graph_stream`).
 
 The modules: :mod:`~timely.spark.stage` (the barrier stage: ``run``, the
 task body, the rendezvous it uses), :mod:`~timely.spark.session` (conf keys,
@@ -31,6 +34,7 @@ at the driver; partitions as epochs, windows or several inputs),
 
 from timely.errors import SparkConfigError, SparkSchemaError
 from timely.spark.batches import map_batches
+from timely.spark.graph_stream import GraphUpdates
 from timely.spark.graphs import Graph
 from timely.spark.partitions import INPUT_COLUMN
 from timely.spark.session import preflight, slots
@@ -38,6 +42,6 @@ from timely.spark.stage import run
 from timely.spark.streaming import foreach_batch, query_identity
 from timely.spark.windows import Window
 
-__all__ = ["INPUT_COLUMN", "Graph", "SparkConfigError", "SparkSchemaError", "Window",
+__all__ = ["INPUT_COLUMN", "Graph", "GraphUpdates", "SparkConfigError", "SparkSchemaError", "Window",
            "foreach_batch",
            "map_batches", "preflight", "query_identity", "run", "slots"]
