@@ -10,7 +10,9 @@ later time adds ``BATCH`` edges between uniformly drawn nodes of the graph
 - ``bfs``: :func:`~timely.algorithms.bfs` from node ``src[0]``;
 - ``sssp``: :func:`~timely.algorithms.sssp` from ``src[0]``, weights
   uniform in [0, 1);
-- ``landmarks``: :func:`~timely.algorithms.shortest_paths` to 4 landmarks.
+- ``landmarks``: :func:`~timely.algorithms.shortest_paths` to 4 landmarks;
+- ``pagerank``: :func:`~timely.algorithms.pagerank` (GraphX's ranks) to a
+  tolerance of ``TOLERANCE`` per vertex, re-converged from the ranks so far.
 
 Figures (``extra_info``), from worker 0's clock: ``scratch_s``, from the
 first send until the probe has passed time 0 (the answer from scratch);
@@ -31,9 +33,17 @@ import numpy as np
 import pytest
 
 import timely
-from timely.algorithms import bfs, connected_components, rmat_edges, shortest_paths, sssp
+from timely.algorithms import (
+    bfs,
+    connected_components,
+    pagerank,
+    rmat_edges,
+    shortest_paths,
+    sssp,
+)
 
 SCALE, EDGES, BATCH, TIMES = 18, 10**6, 10**3, 5
+TOLERANCE = 1e-4
 
 
 def algorithms(root: int, landmarks: np.ndarray) -> dict:
@@ -44,6 +54,7 @@ def algorithms(root: int, landmarks: np.ndarray) -> dict:
         "sssp": lambda e, n: sssp(e, root, n),
         "landmarks": lambda e, n: shortest_paths(
             e, n.filter_batch(lambda b: np.isin(b["node"], landmarks)), n),
+        "pagerank": lambda e, n: pagerank(e, tolerance=TOLERANCE, nodes=n),
     }
 
 
@@ -95,7 +106,8 @@ def measure_updates(name: str, workers: int) -> dict:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.parametrize("name", ["cc-gather", "cc-propagate", "bfs", "sssp", "landmarks"])
+@pytest.mark.parametrize("name", ["cc-gather", "cc-propagate", "bfs", "sssp", "landmarks",
+                                  "pagerank"])
 def test_incremental(benchmark, name, workers):
     found = benchmark.pedantic(lambda: measure_updates(name, workers), rounds=1, iterations=1)
     benchmark.extra_info.update(found)

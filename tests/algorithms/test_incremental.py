@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import timely
 from tests.reference import graphalytics as reference
 from tests.reference.paths import _hops_from, _out, shortest_paths
-from timely.algorithms import bfs, connected_components, sssp
+from timely.algorithms import bfs, connected_components, pagerank, sssp
 from timely.algorithms import shortest_paths as landmarks_of
 
 IDS = [-(2**63), -7, 0, 3, 10**12, 2**40 + 1, 2**62, 2**63 - 1]
@@ -190,3 +190,39 @@ def test_an_earlier_epoch_still_iterating_reaches_the_arcs_of_a_later_one(worker
     got = run_at_times(bfs, edges, [[(0, 0)]], workers=workers)
     assert (1, 1000, 31) in got
     assert [row for row in got if row[0] == 1] == [(1, 1000, 31)]
+
+
+def graphx_fixpoint(edges, nodes, damping=0.85):
+    """GraphX's ranks solved exactly: ``r = (1 - d) + d * M r``, ``M[v, u]``
+    the edges ``u -> v`` over ``outdeg(u)`` (a dangling vertex passes nothing)."""
+    everyone = sorted(reference.vertices(edges, nodes))
+    at = {v: i for i, v in enumerate(everyone)}
+    n = len(everyone)
+    outdeg = np.zeros(n)
+    for u, _ in edges:
+        outdeg[at[u]] += 1
+    m = np.zeros((n, n))
+    for u, v in edges:
+        m[at[v], at[u]] += 1.0 / outdeg[at[u]]
+    ranks = np.linalg.solve(np.eye(n) - damping * m, np.full(n, 1.0 - damping))
+    return dict(zip(everyone, ranks))
+
+
+@settings(max_examples=25, deadline=None)
+@given(timed_graphs())
+def test_pagerank_reconverges_from_the_ranks_so_far(graph):
+    edges, nodes, _, times = graph
+    tolerance = 1e-10
+    for workers in (1, 2, 3):
+        got = run_at_times(lambda e, n: pagerank(e, tolerance=tolerance, nodes=n), edges,
+                           [nodes], workers=workers)
+        held: dict = {}
+        for t in times:
+            now = [(v, r) for s, v, r in got if s == t]
+            assert len({v for v, _ in now}) == len(now)
+            held.update(now)
+            expected = graphx_fixpoint(upto(edges, t), nodes_upto(nodes, t))
+            assert held.keys() == expected.keys()
+            bound = 10 * tolerance * max(len(expected), 1) / 0.15
+            for v, rank in expected.items():
+                assert abs(held[v] - rank) <= bound + 1e-9 * abs(rank), (t, v, held[v], rank)

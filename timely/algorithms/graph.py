@@ -36,13 +36,13 @@ from __future__ import annotations
 import numpy as np
 
 from timely.algorithms._graph import Components, component_minima
-from timely.algorithms.propagation import lowest, settle
+from timely.algorithms.propagation import latest, lowest, pushed, settle
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import Ok
-from timely.dataflow.operators.relational import KeyIndex, PendingBatches, improve, join
+from timely.dataflow.operators.relational import KeyIndex, PendingBatches, join
 from timely.errors import ColumnarError
 from timely.progress import less_equal
 
@@ -356,6 +356,35 @@ def _rank_step(info, contributions, body, name: str):
     return result
 
 
+def _pagerank_fixed(edges, nodes, directed, iterations: int | None, damping: float, src: str,
+                    dst: str, on_round):
+    """GraphX's ranks after ``iterations`` steps from ``r = 1`` everywhere."""
+    reset = 1.0 - damping
+    info = _node_degrees(edges, nodes, src, dst)
+    with edges.scope.iterative() as inner:
+        handle, loop = inner.feedback(1)
+
+        def fixed(state: _Ranks, new: np.ndarray, got: Batch | None) -> Batch:
+            if got is None:
+                state.rank[new] = 1.0
+            else:
+                state.rank[:] = reset + damping * state.sums(got)
+            everyone = np.arange(len(state.index), dtype=np.int64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                share = np.where(state.degree > 0, state.rank / state.degree, 0.0)
+            return Batch(node=state.index.keys()[0], rank=state.rank.copy(),
+                         share=share[everyone])
+
+        ranks = _reported(_rank_step(info.enter(inner), loop, fixed, "PageRank"), on_round)
+        done, more = ranks.branch_when(lambda t: t[-1] < iterations)
+        # Every node sends a zero, so that each appears in the next sum.
+        sent = join(more, directed.enter(inner), left_on="node", right_on="src",
+                    persist="right").map_batch(lambda b: Batch(node=b["dst"], c=b["share"]))
+        zeros = more.map_batch(lambda b: Batch(node=b["node"], c=np.zeros(len(b))))
+        sent.concat(zeros).connect_loop(handle)
+        return done.leave().map_batch(lambda b: Batch(node=b["node"], rank=b["rank"]))
+
+
 def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
              tolerance: float | None = None, nodes=None, src: str = "src", dst: str = "dst",
              on_round=None, definition: str = "graphx"):
@@ -381,12 +410,20 @@ def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
     The rest of this describes ``"graphx"``.
 
     With ``iterations`` (and no ``tolerance``): ``iterations`` steps from
-    ``r = 1`` everywhere. With ``tolerance``: residual pushing from ``r = 0``
-    — each node adds what it receives to a residual and passes the residual
-    on once it exceeds ``tolerance`` — until no residual does; every rank is
-    then below the fixed point by at most ``tolerance * n / (1 - damping)``
-    for ``n`` nodes (in practice far less). ``nodes``: optionally Batches
-    with a column ``node`` for nodes that may have no edges.
+    ``r = 1`` everywhere, for the edges of one graph at one time. With
+    ``tolerance``: residual pushing from ``r = 0`` — each node adds what it
+    receives to a residual and passes the residual on once it exceeds
+    ``tolerance`` — until no residual does; every rank is then within
+    ``tolerance * n / (1 - damping)`` of the fixed point for ``n`` nodes (in
+    practice far closer). ``nodes``: optionally Batches with a column
+    ``node`` for nodes that may have no edges.
+
+    With ``tolerance``, edges and nodes may arrive at many times: the ranks
+    at a time are those of everything given at it and before, re-converged
+    from the ranks so far (a node whose out-degree grows passes on again
+    what it had pushed, spread over its new out-edges, see
+    :func:`~timely.algorithms.propagation.pushed`), and the output at a
+    time has a row for each node whose rank changed at it.
 
     Work per iteration: one hash probe per node and edge of the nodes that
     send, in C and numpy.
@@ -408,55 +445,23 @@ def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
         raise ColumnarError("pagerank needs iterations >= 0 or a tolerance")
     if tolerance is not None and tolerance <= 0:
         raise ColumnarError(f"the tolerance is positive, not {tolerance}")
-    reset = 1.0 - damping
-    info = _node_degrees(edges, nodes, src, dst)
     directed = edges.map_batch(lambda b: Batch(dict(zip(("src", "dst"), _edges(b, src, dst)))))
-    scope = edges.scope
+    if tolerance is None:
+        return _pagerank_fixed(edges, nodes, directed, iterations, damping, src, dst, on_round)
 
-    with scope.iterative() as inner:
+    def ends(b: Batch) -> Batch:
+        return Batch(node=np.concatenate([b["src"], b["dst"]]))
+
+    vertices = directed.map_batch(ends)
+    if nodes is not None:
+        vertices = vertices.concat(nodes.map_batch(lambda b: Batch(node=_nodes(b, "node"))))
+    with edges.scope.iterative() as inner:
         handle, loop = inner.feedback(1)
-        node_info = info.enter(inner)
-        if tolerance is None:
-            def fixed(state: _Ranks, new: np.ndarray, got: Batch | None) -> Batch:
-                if got is None:
-                    state.rank[new] = 1.0
-                else:
-                    state.rank[:] = reset + damping * state.sums(got)
-                everyone = np.arange(len(state.index), dtype=np.int64)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    share = np.where(state.degree > 0, state.rank / state.degree, 0.0)
-                return Batch(node=state.index.keys()[0], rank=state.rank.copy(),
-                             share=share[everyone])
-
-            ranks = _reported(_rank_step(node_info, loop, fixed, "PageRank"), on_round)
-            done, more = ranks.branch_when(lambda t: t[-1] < iterations)
-            # Every node sends a zero, so that each appears in the next sum.
-            sent = join(more, directed.enter(inner), left_on="node", right_on="src",
-                        persist="right").map_batch(lambda b: Batch(node=b["dst"], c=b["share"]))
-            zeros = more.map_batch(lambda b: Batch(node=b["node"], c=np.zeros(len(b))))
-            sent.concat(zeros).connect_loop(handle)
-            return done.leave().map_batch(lambda b: Batch(node=b["node"], rank=b["rank"]))
-
-        def pushed(state: _Ranks, new: np.ndarray, got: Batch | None) -> Batch:
-            if len(new):
-                state.residual[new] += reset
-            if got is not None:
-                state.residual += damping * state.sums(got)
-            active = np.flatnonzero(state.residual > tolerance)
-            amounts = state.residual[active]
-            state.rank[active] += amounts
-            state.residual[active] = 0.0
-            degree = state.degree[active]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                share = np.where(degree > 0, amounts / degree, 0.0)
-            return Batch(node=state.index.take(active)[0], rank=state.rank[active].copy(),
-                         share=share)
-
-        changed = _reported(_rank_step(node_info, loop, pushed, "PageRankPush"), on_round)
-        sending = changed.filter_batch(lambda b: b["share"] > 0)
-        join(sending, directed.enter(inner), left_on="node", right_on="src",
-             persist="right").map_batch(
-                 lambda b: Batch(node=b["dst"], c=b["share"])).connect_loop(handle)
-        ranks = changed.leave().map_batch(lambda b: Batch(node=b["node"], rank=b["rank"]))
-    # Ranks only grow: the last change of each node is the greatest.
-    return improve(ranks, "node", "rank", "max", name="Settle")
+        rows = pushed(directed.enter(inner), vertices.enter(inner), loop, damping=damping,
+                      tolerance=tolerance)
+        rows.filter_batch(lambda b: b["sent"]).map_batch(
+            lambda b: b.select(["node", "value"])).connect_loop(handle)
+        changed = rows.filter_batch(lambda b: ~b["sent"]).map_batch(
+            lambda b: Batch(node=b["node"], rank=b["value"], round=b["round"]))
+        ranks = _reported(changed, on_round).leave()
+    return latest(ranks, "node", "rank")

@@ -20,6 +20,7 @@ in an earlier time would never reach arcs added by a later one.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from timely.errors import ColumnarError
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
 
-__all__ = ["lowest", "settle"]
+__all__ = ["latest", "lowest", "pushed", "settle"]
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -135,6 +136,52 @@ def _lexicographic_ready(time: tuple, frontiers: list) -> bool:
     return True
 
 
+def _in_order(name: str, inputs: Mapping[str, tuple[Stream[Batch] | None, str]],
+              start: Callable[[], Callable[[Any, dict[str, Batch | None]], Batch | None]]
+              ) -> Stream[Batch]:
+    """An operator inside an ``iterative()`` scope whose state is shared by
+    all times: ``inputs`` maps a port to ``(stream or None, exchange
+    column)``; ``start()`` makes the state and returns ``step(cap, rows)``,
+    called for each complete time once every earlier outer time has
+    finished, in lexicographic order, with the rows of each port at it (None
+    where none came); what it returns is the output at that time."""
+    b = OperatorBuilder(name, next(s for s, _ in inputs.values() if s is not None).scope)
+    ports = [(port, b.new_input(stream, Exchange(column)))
+             for port, (stream, column) in inputs.items() if stream is not None]
+    out, result = b.new_output()
+
+    def build(caps, _info):
+        caps.clear()
+        notificator = FrontierNotificator(b.arity)
+        pending = {port: PendingBatches(notificator) for port in inputs}
+        held: list = []                    # complete times, waiting for earlier outer times
+        step = start()
+
+        def run(frontiers):
+            for port, inp in ports:
+                for cap, data in inp:
+                    pending[port].add(cap, data)
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                held.append(item[0])
+            if not held:
+                return
+            held.sort(key=lambda c: c.time)
+            while held and _lexicographic_ready(held[0].time, frontiers):
+                cap = held.pop(0)
+                produced = step(cap, {port: rows.take(cap.time) for port, rows in pending.items()})
+                if produced is not None and len(produced):
+                    out.session(cap).give_container(produced)
+                cap.drop()
+
+        return run
+
+    b.build(build)
+    return result
+
+
 def lowest(arcs: Stream[Batch], seeds: Stream[Batch] | None, loop: Stream[Batch], *,
            value: str, vertices: Stream[Batch] | None = None, slot: str | None = None,
            floating: bool = False, self_seeded: bool = False, seeds_need_vertex: bool = False,
@@ -155,21 +202,12 @@ def lowest(arcs: Stream[Batch], seeds: Stream[Batch] | None, loop: Stream[Batch]
     also a vertex's first appearance, at the worst value), true for a
     proposal to feed back. Exchanged by vertex: exact at any worker count.
     """
-    b = OperatorBuilder(name, arcs.scope)
-    ain = b.new_input(arcs, Exchange("src"))
-    vin = b.new_input(vertices, Exchange("node")) if vertices is not None else None
-    sin = b.new_input(seeds, Exchange("node")) if seeds is not None else None
-    lin = b.new_input(loop, Exchange("node"))
-    out, result = b.new_output()
+    inputs = {"a": (arcs, "src"), "v": (vertices, "node"), "s": (seeds, "node"),
+              "l": (loop, "node")}
 
-    def build(caps, _info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        pending = {port: PendingBatches(notificator) for port in ("a", "v", "s", "l")}
-        inputs = [("a", ain), ("v", vin), ("s", sin), ("l", lin)]
+    def start():
         state = _Values(floating, slot)
         waiting: list[Batch] = []          # seeds whose vertex is not named yet
-        held: list = []                    # complete times, waiting for earlier outer times
 
         def proposals_from(cells: np.ndarray, arcs_: np.ndarray) -> Batch:
             """Along arc ``arcs_[i]``, the value of cell ``cells[i]`` plus its weight."""
@@ -178,9 +216,8 @@ def lowest(arcs: Stream[Batch], seeds: Stream[Batch] | None, loop: Stream[Batch]
             columns["sent"] = np.ones(len(arcs_), dtype=bool)
             return Batch(columns)
 
-        def step(cap) -> None:
-            t = cap.time
-            a, v, s, lp = (pending[port].take(t) for port in ("a", "v", "s", "l"))
+        def step(cap, rows_at: dict[str, Batch | None]) -> Batch | None:
+            a, v, s, lp = (rows_at[port] for port in ("a", "v", "s", "l"))
             first_new = len(state.nodes)
             new_arcs = None
             if a is not None:
@@ -246,26 +283,142 @@ def lowest(arcs: Stream[Batch], seeds: Stream[Batch] | None, loop: Stream[Batch]
                 known = state.cells[held_cells] != state.worst
                 if known.any():
                     parts.append(proposals_from(held_cells[known], arc_of[known]))
-            if parts:
-                out.session(cap).give_container(parts[0] if len(parts) == 1
-                                                else Batch.concat(parts))
+            if not parts:
+                return None
+            return parts[0] if len(parts) == 1 else Batch.concat(parts)
+
+        return step
+
+    return _in_order(name, inputs, start)
+
+
+def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
+           damping: float, tolerance: float, name: str = "PageRankPush") -> Stream[Batch]:
+    """PageRank by residual pushing, kept across times, inside an
+    ``iterative()`` scope: GraphX's ``r(v) = (1 - d) + d * sum(r(u) /
+    outdeg(u) for u -> v)``.
+
+    Each vertex holds a rank (the sum of what it has pushed) and a residual
+    (what it has received since). A new vertex's residual starts at ``1 -
+    d``; a vertex whose residual exceeds ``tolerance`` in magnitude adds it
+    to its rank and sends ``residual / outdeg`` along each out-arc, where
+    ``d`` times it joins the target's residual. When a vertex's out-degree
+    grows from ``k`` to ``k'`` at a later time, what it pushed so far is
+    redistributed: ``rank * (1/k' - 1/k)`` (negative) along each old arc
+    and ``rank / k'`` along each new one. Residuals may then be negative;
+    the ranks re-converge from where they were, and every residual left is
+    below ``tolerance`` in magnitude.
+
+    ``arcs``: ``(src, dst)`` rows; ``vertices``: ``node`` rows of every
+    vertex (each edge end and any other); ``loop``: the operator's own
+    ``(node, value)`` messages fed back. Returns rows ``(node, value,
+    round, sent)``: ``sent`` false for a rank that changed at that round,
+    true for a message.
+    """
+    reset = 1.0 - damping
+    inputs = {"a": (arcs, "src"), "v": (vertices, "node"), "l": (loop, "node")}
+
+    def start():
+        nodes = KeyIndex(1)
+        degree = _Growing(np.int64)
+        rank = _Growing(np.float64)
+        residual = _Growing(np.float64)
+        adjacency = Adjacency()
+        targets = _Growing(np.int64)
+
+        def messages(amounts: np.ndarray, arcs_: np.ndarray, which: np.ndarray) -> Batch:
+            """``amounts[i]`` along each arc ``arcs_[j]`` with ``which[j] == i``."""
+            return Batch(node=targets.view[arcs_], value=amounts[which])
+
+        def step(cap, rows_at: dict[str, Batch | None]) -> Batch | None:
+            a, v, lp = rows_at["a"], rows_at["v"], rows_at["l"]
+            first_new = len(nodes)
+            parts: list[Batch] = []
+            if a is not None and len(a):
+                local = nodes.insert([a["src"]])
+                for grown in (degree, rank, residual):
+                    grown.reserve(len(nodes))
+                    grown.size = len(nodes)
+                added = np.bincount(local, minlength=len(nodes))
+                sources = np.flatnonzero(added)
+                before = degree.view[sources]
+                after = before + added[sources]
+                pushed_so_far = rank.view[sources]
+                # What a source pushed along its old arcs, spread again over all.
+                moved = (before > 0) & (pushed_so_far != 0)
+                if moved.any():
+                    olds = sources[moved]
+                    arcs_, which = adjacency.gather(olds, len(nodes))
+                    change = pushed_so_far[moved] * (1.0 / after[moved] - 1.0 / before[moved])
+                    parts.append(messages(change, arcs_, which))
+                start_arc = adjacency.add(local)
+                targets.extend(a["dst"])
+                degree.view[sources] = after
+                share = np.zeros(len(nodes))
+                share[sources] = pushed_so_far / after
+                new_arcs = np.arange(start_arc, start_arc + len(a), dtype=np.int64)
+                carried = share[local] != 0
+                if carried.any():
+                    parts.append(Batch(node=targets.view[new_arcs[carried]],
+                                       value=share[local][carried]))
+            if v is not None and len(v):
+                nodes.insert([v["node"]])
+            if lp is not None and len(lp):
+                ids = nodes.insert([lp["node"]])
+            for grown in (degree, rank, residual):
+                grown.reserve(len(nodes))
+                grown.size = len(nodes)
+            residual.view[first_new:] += reset
+            if lp is not None and len(lp):
+                residual.view[:] += damping * np.bincount(ids, weights=lp["value"],
+                                                          minlength=len(nodes))
+            active = np.flatnonzero(np.abs(residual.view) > tolerance)
+            if len(active):
+                amounts = residual.view[active]
+                rank.view[active] += amounts
+                residual.view[active] = 0.0
+                parts.append(Batch(node=np.asarray(nodes.take(active)[0]),
+                                   value=rank.view[active].copy()).with_columns(
+                    round=np.full(len(active), cap.time[-1], dtype=np.int64),
+                    sent=np.zeros(len(active), dtype=bool)))
+                sending = degree.view[active] > 0
+                if sending.any():
+                    senders = active[sending]
+                    arcs_, which = adjacency.gather(senders, len(nodes))
+                    parts.append(messages(amounts[sending] / degree.view[senders], arcs_,
+                                          which))
+            for i, part in enumerate(parts):
+                if "sent" not in part:
+                    parts[i] = part.with_columns(round=np.zeros(len(part), dtype=np.int64),
+                                                 sent=np.ones(len(part), dtype=bool))
+            if not parts:
+                return None
+            return parts[0] if len(parts) == 1 else Batch.concat(parts)
+
+        return step
+
+    return _in_order(name, inputs, start)
+
+
+def latest(changes: Stream[Batch], key: str, value: str, name: str = "Latest") -> Stream[Batch]:
+    """Per complete time, for each ``key``, ``value`` of its row of the
+    greatest ``round``: the last of the changes a loop made at that time."""
+    b = OperatorBuilder(name, changes.scope)
+    inp = b.new_input(changes, Exchange(key))
+    out, result = b.new_output()
+
+    def build(caps, _info):
+        caps.clear()
+        pending = PendingBatches(FrontierNotificator(b.arity))
 
         def run(frontiers):
-            for port, inp in inputs:
-                if inp is not None:
-                    for cap, data in inp:
-                        pending[port].add(cap, data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                held.append(item[0])
-            if not held:
-                return
-            held.sort(key=lambda c: c.time)
-            while held and _lexicographic_ready(held[0].time, frontiers):
-                cap = held.pop(0)
-                step(cap)
+            for cap, rows in pending.complete(inp, frontiers, name):
+                if rows is not None and len(rows):
+                    keys, rounds = np.asarray(rows[key]), np.asarray(rows["round"])
+                    order = np.lexsort((-rounds, keys))
+                    keys = keys[order]
+                    first = order[np.concatenate([[True], keys[1:] != keys[:-1]])]
+                    out.session(cap).give_container(rows.select([key, value]).take(first))
                 cap.drop()
 
         return run
