@@ -152,3 +152,41 @@ def test_shortest_paths_to_landmarks(spark, text):
         for v, hops in hops_to(nodes, inside, mark).items():
             want[v][mark] = hops
     assert got == want
+
+
+def test_bfs_gives_every_shortest_path_with_its_vertices_and_edges(spark):
+    # 1 -> 2 -> 4, 1 -> 3 -> 4 (twice: parallel edges), 4 -> 5; 6 alone.
+    vertices = spark.createDataFrame([(v, f"n{v}") for v in (1, 2, 3, 4, 5, 6)],
+                                     "id long, name string")
+    edges = spark.createDataFrame(
+        [(1, 2, "a"), (2, 4, "b"), (1, 3, "c"), (3, 4, "d"), (3, 4, "e"), (4, 5, "f")],
+        "src long, dst long, kind string")
+    g = Graph(vertices, edges, workers=2)
+    paths = g.bfs("id = 1", "id = 4")
+    assert paths.columns == ["from", "e0", "v1", "e1", "to"]
+    got = sorted((r["from"].id, r.e0.kind, r.v1.name, r.e1.kind, r.to.name)
+                 for r in paths.collect())
+    assert got == [(1, "a", "n2", "b", "n4"), (1, "c", "n3", "d", "n4"),
+                   (1, "c", "n3", "e", "n4")]
+    filtered = g.bfs("id = 1", "name = 'n5'", edgeFilter="kind != 'b'")
+    assert sorted((r.v1.id, r.e1.kind, r.v2.id) for r in filtered.collect()) == [
+        (3, "d", 4), (3, "e", 4)]
+    assert g.bfs("id = 1", "id = 5", maxPathLength=2).count() == 0
+    assert g.bfs("id = 6", "id = 1").columns == ["from", "to"]
+    assert [(r["from"].id, r.to.id) for r in g.bfs("id = 6", "id = 6").collect()] == [(6, 6)]
+
+
+def test_aggregate_messages_sums_what_the_edges_send(spark):
+    from pyspark.sql import functions as F
+
+    from timely.spark import AM
+
+    vertices = spark.createDataFrame([(1, 10), (2, 20), (3, 30)], "id long, age long")
+    edges = spark.createDataFrame([(1, 2, 1), (1, 3, 2), (2, 3, 5)], "src long, dst long, w long")
+    g = Graph(vertices, edges)
+    got = g.aggregateMessages(F.sum(AM.msg).alias("total"), F.count(AM.msg).alias("n"),
+                              sendToSrc=AM.dst["age"] * AM.edge["w"], sendToDst=AM.src["age"])
+    assert sorted(map(tuple, got.collect())) == [(1, 20 + 60, 2), (2, 10 + 150, 2),
+                                                 (3, 10 + 20, 2)]
+    with pytest.raises(SparkSchemaError, match="sendToSrc, sendToDst"):
+        g.aggregateMessages(F.sum(AM.msg))

@@ -6,7 +6,8 @@ and an edges DataFrame (columns ``src`` and ``dst``). Its methods are named
 as GraphFrames' ``GraphFrame`` names them and return DataFrames as those
 do: the vertices' columns plus the result's (``component``, ``label``,
 ``pagerank``, ``count``, ``distances``), one row per vertex of the
-vertices DataFrame;
+vertices DataFrame; ``bfs`` gives paths and ``aggregateMessages`` (over
+:data:`AM`'s columns) aggregated messages, as GraphFrames' do;
 ``degrees``, ``inDegrees`` and ``outDegrees`` are ``(id, ...)`` for the
 vertices with such edges, as GraphFrames gives them.
 
@@ -33,7 +34,42 @@ import numpy as np
 from timely.container import Batch
 from timely.errors import SparkSchemaError
 
-__all__ = ["Graph"]
+__all__ = ["AM", "Graph"]
+
+
+class _Messages:
+    """The columns of :meth:`Graph.aggregateMessages`, as GraphFrames'
+    ``AggregateMessages``: ``src``, ``dst`` (structs of the vertex columns
+    at each end), ``edge`` (a struct of the edge columns) and ``msg`` (the
+    message, in the aggregates)."""
+
+    @property
+    def src(self) -> Any:
+        from pyspark.sql import functions as F
+
+        return F.col("src")
+
+    @property
+    def dst(self) -> Any:
+        from pyspark.sql import functions as F
+
+        return F.col("dst")
+
+    @property
+    def edge(self) -> Any:
+        from pyspark.sql import functions as F
+
+        return F.col("edge")
+
+    @property
+    def msg(self) -> Any:
+        from pyspark.sql import functions as F
+
+        return F.col("MSG")
+
+
+#: The columns messages and aggregates of :meth:`Graph.aggregateMessages` are written in.
+AM = _Messages()
 
 
 def _is_integral(data_type: Any) -> bool:
@@ -223,6 +259,115 @@ class Graph:
         empty = F.create_map().cast(MapType(id_type, IntegerType(), False))
         return (self.vertices.join(named, "id", "left")
                 .withColumn("distances", F.coalesce(F.col("distances"), empty)))
+
+    def bfs(self, fromExpr: str, toExpr: str, edgeFilter: str | None = None,
+            maxPathLength: int = 10) -> Any:
+        """Every shortest path from a vertex matching ``fromExpr`` to one
+        matching ``toExpr`` (SQL expressions over the vertices' columns),
+        along the directed edges matching ``edgeFilter`` (over the edges'
+        columns), as GraphFrames' ``bfs``: one row per path, columns
+        ``from``, ``e0``, ``v1``, ``e1``, ..., ``to``, each a struct of the
+        vertex's or the edge's columns (parallel edges make one row each).
+        No rows when the nearest target is beyond ``maxPathLength`` edges;
+        a vertex matching both is a path of itself (``from`` and ``to``).
+
+        The search is :func:`timely.algorithms.bfs_paths` in one barrier
+        stage; the paths come back one row per vertex of a path and are
+        joined with the vertices and edges by Spark."""
+        from pyspark.sql import functions as F
+
+        from timely.algorithms import bfs_paths
+        from timely.spark.stage import run
+
+        if type(maxPathLength) is not int or maxPathLength < 0:
+            raise SparkSchemaError(f"maxPathLength is an int >= 0, not {maxPathLength!r}")
+        nodes, numbered = self._numbers()
+        with_numbers = self.vertices.join(nodes, "id")
+        starts = with_numbers.where(fromExpr).select("node")
+        ends = with_numbers.where(toExpr).select("node")
+        if edgeFilter is not None:
+            kept = self.edges.where(edgeFilter)
+            by_src = nodes.select(F.col("id").alias("src"), F.col("node").alias("s"))
+            by_dst = nodes.select(F.col("id").alias("dst"), F.col("node").alias("d"))
+            numbered = (kept.select("src", "dst").join(by_src, "src").join(by_dst, "dst")
+                        .select(F.col("s").alias("src"), F.col("d").alias("dst")))
+
+        def dataflow(streams: dict[str, Any]) -> Any:
+            paths = bfs_paths(streams["edges"], streams["from"], streams["to"],
+                              max_length=maxPathLength)
+
+            def steps(b: Batch) -> Batch:
+                hops = [n for n in b.names if n.startswith("v")]
+                length = len(hops)
+                count = len(b)
+                return Batch(path=np.repeat(np.arange(count, dtype=np.int64), length),
+                             step=np.tile(np.arange(length, dtype=np.int64), count),
+                             node=np.stack([np.asarray(b[f"v{i}"]) for i in range(length)],
+                                           axis=1).reshape(-1) if count else
+                             np.zeros(0, dtype=np.int64))
+
+            return paths.map_batch(steps)
+
+        rows = run({"edges": numbered, "from": starts, "to": ends}, dataflow,
+                   "path long, step long, node long", workers=self.workers,
+                   **self.run_options).cache()
+        found = rows.agg(F.max("step")).collect()[0][0]
+        vertex = F.struct(*[F.col(c) for c in self.vertices.columns])
+        named = rows.join(nodes, "node").join(self.vertices, "id").select(
+            "path", "step", "id", vertex.alias("vertex"))
+        length = -1 if found is None else int(found)
+        if length < 0:
+            rows.unpersist()
+            return self.vertices.limit(0).select(vertex.alias("from"), vertex.alias("to"))
+        hops = [named.where(F.col("step") == k).select(
+            "path", F.col("id").alias(f"id{k}"), F.col("vertex").alias(f"v{k}"))
+            for k in range(length + 1)]
+        paths = hops[0]
+        for k in range(1, length + 1):
+            paths = paths.join(hops[k], "path")
+        edge = F.struct(*[F.col(c) for c in self.edges.columns])
+        edges = self.edges if edgeFilter is None else self.edges.where(edgeFilter)
+        columns: list[Any] = [F.col("v0").alias("from")]
+        for k in range(length):
+            step = edges.select(F.col("src").alias(f"id{k}"), F.col("dst").alias(f"id{k + 1}"),
+                                edge.alias(f"e{k}"))
+            paths = paths.join(step, [f"id{k}", f"id{k + 1}"])
+            columns.append(F.col(f"e{k}"))
+            if k + 1 < length:
+                columns.append(F.col(f"v{k + 1}"))
+        columns.append(F.col(f"v{length}").alias("to"))
+        return paths.select(*columns)
+
+    def aggregateMessages(self, *aggregates: Any, sendToSrc: Any = None,
+                          sendToDst: Any = None) -> Any:
+        """Messages along every edge, aggregated per receiving vertex, as
+        GraphFrames' ``aggregateMessages``: ``sendToSrc`` and ``sendToDst``
+        are Column expressions over :data:`AM`'s ``src``, ``dst`` and
+        ``edge`` (structs of the vertex and edge columns); each non-null
+        message goes to that end; ``aggregates`` are aggregate Columns over
+        ``AM.msg``. Returns ``id`` and one column per aggregate, for each
+        vertex that received a message. One join of the edges with the
+        vertices at each end and one ``groupBy``, in Spark."""
+        from pyspark.sql import functions as F
+
+        if not aggregates:
+            raise SparkSchemaError("aggregateMessages needs an aggregate of AM.msg")
+        if sendToSrc is None and sendToDst is None:
+            raise SparkSchemaError("aggregateMessages needs sendToSrc, sendToDst or both")
+        vertex = F.struct(*[F.col(c) for c in self.vertices.columns])
+        src = self.vertices.select(F.col("id").alias("__src"), vertex.alias("src"))
+        dst = self.vertices.select(F.col("id").alias("__dst"), vertex.alias("dst"))
+        edge = F.struct(*[F.col(c) for c in self.edges.columns])
+        triplets = (self.edges.select(F.col("src").alias("__src"), F.col("dst").alias("__dst"),
+                                      edge.alias("edge"))
+                    .join(src, "__src").join(dst, "__dst"))
+        sent = []
+        if sendToSrc is not None:
+            sent.append(triplets.select(F.col("src.id").alias("id"), sendToSrc.alias("MSG")))
+        if sendToDst is not None:
+            sent.append(triplets.select(F.col("dst.id").alias("id"), sendToDst.alias("MSG")))
+        messages = sent[0] if len(sent) == 1 else sent[0].unionByName(sent[1])
+        return messages.where(F.col("MSG").isNotNull()).groupBy("id").agg(*aggregates)
 
     def _degrees(self, column: str, keep: str) -> Any:
         from pyspark.sql import functions as F
