@@ -361,3 +361,61 @@ cdef class Components:
             for i in range(k):
                 out[i] = label[nodes[i]]
         return out_a
+
+
+def triangle_links(const int64_t[::1] starts, const int64_t[::1] targets,
+                   const int64_t[::1] weight, const unsigned char[::1] owned):
+    """Triangles of a graph whose every edge is oriented from its lower to
+    its higher end in one total order (nodes ``0..n-1``; the out-edges of
+    ``u`` are ``targets[starts[u]:starts[u + 1]]``, each with a ``weight``):
+    each triangle ``u < v < w`` is found once, from ``u``, for every ``u``
+    with ``owned[u]``. Returns ``(triangles, links)`` per node: the
+    triangles it is in, and the sum over them of the weight of the edge
+    opposite it.
+
+    Oriented from lower to higher degree, a node has O(sqrt(m)) out-edges,
+    so the work is O(m sqrt(m)) and the memory one int64 per node.
+
+    >>> import numpy as np
+    >>> t, l = triangle_links(np.array([0, 2, 3, 3]), np.array([1, 2, 2]),
+    ...                       np.array([1, 2, 1]), np.ones(3, np.uint8))
+    >>> t.tolist(), l.tolist()
+    ([1, 1, 1], [1, 2, 1])
+    """
+    cdef Py_ssize_t n = starts.shape[0] - 1, m = targets.shape[0], u, i, j
+    cdef int64_t v, w, e
+    if n < 0 or owned.shape[0] != n or weight.shape[0] != m or starts[n] != m or starts[0] != 0:
+        raise ValueError("starts, targets, weight and owned do not describe one graph")
+    for u in range(n):
+        if starts[u + 1] < starts[u]:
+            raise ValueError("starts must not decrease")
+    for i in range(m):
+        if not 0 <= targets[i] < n:
+            raise IndexError(f"edge {i} names a node beyond {n}")
+    triangles_a = np.zeros(n, dtype=np.int64)
+    links_a = np.zeros(n, dtype=np.int64)
+    at_a = np.zeros(n, dtype=np.int64)
+    cdef int64_t[::1] triangles = triangles_a
+    cdef int64_t[::1] links = links_a
+    cdef int64_t[::1] at = at_a           # 1 + the edge u -> w, for w an out-neighbour of u
+    with nogil:
+        for u in range(n):
+            if not owned[u]:
+                continue
+            for i in range(starts[u], starts[u + 1]):
+                at[targets[i]] = i + 1
+            for i in range(starts[u], starts[u + 1]):
+                v = targets[i]
+                for j in range(starts[v], starts[v + 1]):
+                    w = targets[j]
+                    e = at[w]
+                    if e:
+                        triangles[u] += 1
+                        triangles[v] += 1
+                        triangles[w] += 1
+                        links[u] += weight[j]
+                        links[v] += weight[e - 1]
+                        links[w] += weight[i]
+            for i in range(starts[u], starts[u + 1]):
+                at[targets[i]] = 0
+    return triangles_a, links_a
