@@ -33,6 +33,8 @@ MODULES = [
     "timely.algorithms.vertex_program",
     "timely.algorithms.generators",
     "timely.algorithms._graph",
+    "timely.algorithms.ids",
+    "timely.algorithms.propagation",
 ]
 
 

@@ -9,21 +9,31 @@ the LDBC Graphalytics definitions;
 to landmarks and breadth-first paths, as GraphFrames names them;
 :mod:`~timely.algorithms.vertex_program`: Pregel-style vertex programs and
 strongly connected components;
+:mod:`~timely.algorithms.ids`: vertex ids of text, numbered in sorted order;
 :mod:`~timely.algorithms.generators`: R-MAT graphs in numpy.
+
+The graph algorithms exported here are those of :mod:`~timely.algorithms.ids`:
+each module's algorithm with one more keyword, ``ids="int64"`` (default: the
+vertex ids as they are) or ``ids="string"`` (text ids).
 """
 
 from timely.algorithms.generators import rmat_edges
-from timely.algorithms.graph import bfs, connected_components, pagerank
-from timely.algorithms.graphalytics import (
+from timely.algorithms.ids import (
+    bfs,
+    bfs_paths,
+    connected_components,
     degrees,
     label_propagation,
     local_clustering_coefficient,
+    pagerank,
+    personalized_pagerank,
+    pregel,
+    shortest_paths,
     sssp,
+    strongly_connected_components,
     triangle_count,
     triangles,
 )
-from timely.algorithms.graphframes import bfs_paths, personalized_pagerank, shortest_paths
-from timely.algorithms.vertex_program import pregel, strongly_connected_components
 
 __all__ = [
     "bfs",
