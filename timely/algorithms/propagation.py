@@ -16,6 +16,30 @@ after another: a time's rounds begin once every earlier outer time has
 finished its own (the outer coordinates taken in lexicographic order, a
 linear extension of the product order). Without that, a value lowered late
 in an earlier time would never reach arcs added by a later one.
+
+Breadth-first distances from vertex 0, as edges arrive at times 0 and 1:
+
+>>> import numpy as np
+>>> import timely
+>>> from timely.algorithms import bfs
+>>> def work(worker):
+...     got = []
+...     with worker.dataflow() as scope:
+...         edges_in, edges = scope.new_input()
+...         roots_in, roots = scope.new_input()
+...         bfs(edges, roots).inspect_batch(
+...             lambda t, b: got.extend((t, *row) for row in b.to_records()))
+...     roots_in.send_batch(timely.Batch(node=np.array([0])))
+...     edges_in.send_batch(timely.Batch(src=np.array([0, 1]), dst=np.array([1, 2])))
+...     for handle in (edges_in, roots_in):
+...         handle.advance_to(1)
+...     edges_in.send_batch(timely.Batch(src=np.array([0]), dst=np.array([2])))
+...     for handle in (edges_in, roots_in):
+...         handle.close()
+...     worker.drain()
+...     return sorted(got)
+>>> timely.execute_directly(work)
+[(0, 0, 0), (0, 1, 1), (0, 2, 2), (1, 2, 1)]
 """
 
 from __future__ import annotations
