@@ -18,7 +18,7 @@ Figures (``extra_info``), from worker 0's clock: ``scratch_s``, from the
 first send until the probe has passed time 0 (the answer from scratch);
 ``update_s``, the median over ``TIMES`` later times of the same for one
 batch; ``update_to_scratch`` their ratio (the target: at most 0.01); the
-rows output per update. The machine is shared: read ratios, and the
+rows worker 0 output per update. The machine is shared: read ratios, and the
 ``load`` (1-minute load average) recorded with each.
 
 Run: ``pytest benchmarks/test_incremental.py --benchmark-only``
