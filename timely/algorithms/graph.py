@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from timely.algorithms._graph import Components, component_minima
-from timely.algorithms.propagation import latest, lowest, pushed, settle
+from timely.algorithms.propagation import each_time, latest, lowest, pushed, settle
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
@@ -117,30 +117,16 @@ def _local_forests(edges, src: str, dst: str):
     least)`` rows linking every node to the least node of its component in
     those edges (union-find, in C). The stars of all workers connect exactly
     what the edges connect, with at most one edge per node and worker."""
-    b = OperatorBuilder("LocalForest", edges.scope)
-    inp = b.new_input(edges, Pipeline())
-    out, result = b.new_output()
 
-    def build(caps, _info):
-        caps.clear()
-        pending = PendingBatches(FrontierNotificator(b.arity))
+    def stars(rows: Batch) -> Batch | None:
+        s, d = _edges(rows, src, dst)
+        index = KeyIndex(1)
+        ids = index.insert([np.concatenate([s, d])])
+        keys = np.asarray(index.keys()[0])     # int64 keys decode as int64
+        least = component_minima(ids[:len(s)], ids[len(s):], keys)
+        return Batch(src=keys, dst=least) if len(keys) else None
 
-        def run(frontiers):
-            for ready, rows in pending.complete(inp, frontiers, "connected_components"):
-                if rows is not None:
-                    s, d = _edges(rows, src, dst)
-                    index = KeyIndex(1)
-                    ids = index.insert([np.concatenate([s, d])])
-                    keys = np.asarray(index.keys()[0])     # int64 keys decode as int64
-                    least = component_minima(ids[:len(s)], ids[len(s):], keys)
-                    if len(keys):
-                        out.session(ready).give_container(Batch(src=keys, dst=least))
-                ready.drop()
-
-        return run
-
-    b.build(build)
-    return result
+    return each_time(edges, Pipeline(), stars, "LocalForest")
 
 
 def _kept_components(stars, name: str = "Components"):
@@ -148,35 +134,21 @@ def _kept_components(stars, name: str = "Components"):
     kept across times (:class:`~timely.algorithms._graph.Components`):
     per complete time, in time order, ``(node, label)`` for every node new
     at it or whose label fell at it."""
-    b = OperatorBuilder(name, stars.scope)
-    inp = b.new_input(stars, Pipeline())
-    out, result = b.new_output()
+    index = KeyIndex(1)
+    parts = Components()
 
-    def build(caps, _info):
-        caps.clear()
-        pending = PendingBatches(FrontierNotificator(b.arity))
-        index = KeyIndex(1)
-        parts = Components()
+    def changed(rows: Batch) -> Batch | None:
+        before = len(index)
+        ids = index.insert([np.concatenate([rows["src"], rows["dst"]])])
+        new = np.arange(before, len(index), dtype=np.int64)
+        parts.grow(np.asarray(index.take(new)[0]).astype(np.int64, copy=False))
+        fell = parts.union(ids[:len(rows)], ids[len(rows):])
+        labelled = np.concatenate([new, fell[fell < before]])
+        if not len(labelled):
+            return None
+        return Batch(node=np.asarray(index.take(labelled)[0]), label=parts.labels(labelled))
 
-        def run(frontiers):
-            for ready, rows in pending.complete(inp, frontiers, "connected_components"):
-                if rows is not None and len(rows):
-                    before = len(index)
-                    ids = index.insert([np.concatenate([rows["src"], rows["dst"]])])
-                    new = np.arange(before, len(index), dtype=np.int64)
-                    parts.grow(np.asarray(index.take(new)[0]).astype(np.int64, copy=False))
-                    fell = parts.union(ids[:len(rows)], ids[len(rows):])
-                    changed = np.concatenate([new, fell[fell < before]])
-                    if len(changed):
-                        out.session(ready).give_container(Batch(
-                            node=np.asarray(index.take(changed)[0]),
-                            label=parts.labels(changed)))
-                ready.drop()
-
-        return run
-
-    b.build(build)
-    return result
+    return each_time(stars, Pipeline(), changed, name)
 
 
 def connected_components(edges, nodes=None, *, method: str = "gather", src: str = "src",

@@ -52,12 +52,11 @@ import numpy as np
 
 from timely.algorithms._graph import triangle_links
 from timely.algorithms.graph import _edges, _node_degrees, _nodes, _Ranks, _reported, _spread
-from timely.algorithms.propagation import check_weights
+from timely.algorithms.propagation import check_weights, each_time
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators.core import per_time
 from timely.dataflow.operators.relational import KeyIndex, PendingBatches, join
 from timely.errors import ColumnarError
 
@@ -85,28 +84,8 @@ def _per_key(stream: Stream[Batch], key: str, body: Callable[[Batch], Batch | No
              name: str) -> Stream[Batch]:
     """``body(rows)`` per worker and complete time, over every row of that
     time whose ``key`` the worker owns (rows exchanged by ``key``): all the
-    rows of a key meet in one call. The shared per-time loop
-    (:func:`~timely.dataflow.operators.core.per_time`) holds the rows."""
-    b = OperatorBuilder(name, stream.scope)
-    inp = b.new_input(stream, Exchange(key))
-    out, result = b.new_output()
-
-    def absorb(held: list[Batch], data: Batch) -> list[Batch]:
-        if len(data):                   # the module's own streams: Batches only
-            held.append(data)
-        return held
-
-    def finish(time: Any, held: list[Batch]) -> Batch | None:
-        if not held:
-            return None
-        return body(held[0] if len(held) == 1 else Batch.concat(held))
-
-    def build(caps: Any, _info: Any) -> Any:
-        caps.clear()
-        return per_time(b, inp, out, lambda time: [], absorb, finish)
-
-    b.build(build)
-    return result
+    rows of a key meet in one call."""
+    return each_time(stream, Exchange(key), body, name)
 
 
 def _sums_by_node(rows: Batch, columns: tuple[str, ...]) -> Batch:
@@ -387,40 +366,27 @@ def _oriented_triangles(pairs: Stream[Batch], name: str = "Triangles") -> Stream
     the nodes ``u`` with ``u % peers`` its own index, from ``u``; so the
     work, O(m sqrt(m)) in all, is split over the workers, and no wedge is
     ever a row."""
-    b = OperatorBuilder(name, pairs.scope)
-    inp = b.new_input(pairs.broadcast(), Pipeline())
-    out, result = b.new_output()
     index, peers = pairs.scope.index, pairs.scope.peers
 
-    def build(caps, _info):
-        caps.clear()
-        pending = PendingBatches(FrontierNotificator(b.arity))
+    def counted(rows: Batch) -> Batch | None:
+        numbers = KeyIndex(1)
+        lo = numbers.insert([rows["lo"]])
+        hi = numbers.insert([rows["hi"]])
+        ids = np.asarray(numbers.keys()[0]).astype(np.int64, copy=False)
+        order = np.argsort(lo, kind="stable")
+        starts = np.zeros(len(numbers) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(lo, minlength=len(numbers)), out=starts[1:])
+        owned = (ids % peers == index).astype(np.uint8)
+        found, links = triangle_links(
+            starts, np.ascontiguousarray(hi[order]),
+            np.ascontiguousarray(np.asarray(rows["weight"], np.int64)[order]), owned)
+        there = np.flatnonzero(found)
+        if not len(there):
+            return None
+        return Batch(node=ids[there], size=np.zeros(len(there), dtype=np.int64),
+                     links=links[there])
 
-        def run(frontiers):
-            for ready, rows in pending.complete(inp, frontiers, name):
-                if rows is not None and len(rows):
-                    numbers = KeyIndex(1)
-                    lo = numbers.insert([rows["lo"]])
-                    hi = numbers.insert([rows["hi"]])
-                    ids = np.asarray(numbers.keys()[0]).astype(np.int64, copy=False)
-                    order = np.argsort(lo, kind="stable")
-                    starts = np.zeros(len(numbers) + 1, dtype=np.int64)
-                    np.cumsum(np.bincount(lo, minlength=len(numbers)), out=starts[1:])
-                    owned = (ids % peers == index).astype(np.uint8)
-                    found, links = triangle_links(
-                        starts, np.ascontiguousarray(hi[order]),
-                        np.ascontiguousarray(np.asarray(rows["weight"], np.int64)[order]), owned)
-                    there = np.flatnonzero(found)
-                    if len(there):
-                        out.session(ready).give_container(Batch(
-                            node=ids[there], size=np.zeros(len(there), dtype=np.int64),
-                            links=links[there]))
-                ready.drop()
-
-        return run
-
-    b.build(build)
-    return result
+    return each_time(pairs.broadcast(), Pipeline(), counted, name)
 
 
 def _neighbourhoods(edges: Stream[Batch], nodes: Stream[Batch] | None, directed: bool,

@@ -54,13 +54,14 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
 from timely.dataflow.notificator import FrontierNotificator
+from timely.dataflow.operators.core import per_time
 from timely.dataflow.operators.relational import KeyIndex, PendingBatches, bucket, expand
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
 
-__all__ = ["latest", "lowest", "pushed", "settle"]
+__all__ = ["each_time", "latest", "lowest", "pushed", "settle"]
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -424,31 +425,47 @@ def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
     return _in_order(name, inputs, start)
 
 
-def latest(changes: Stream[Batch], key: str, value: str, name: str = "Latest") -> Stream[Batch]:
-    """Per complete time, for each ``key``, ``value`` of its row of the
-    greatest ``round``: the last of the changes a loop made at that time."""
-    b = OperatorBuilder(name, changes.scope)
-    inp = b.new_input(changes, Exchange(key))
+def each_time(stream: Stream[Batch], pact: Any, body: Callable[[Batch], Batch | None],
+              name: str) -> Stream[Batch]:
+    """``body(rows)`` per worker and complete time, in time order, over the
+    rows of that time that ``pact`` brings the worker (``Exchange(key)``:
+    all the rows of a key meet in one call); what it returns is the output
+    at that time. The shared per-time loop
+    (:func:`~timely.dataflow.operators.core.per_time`) holds the rows."""
+    b = OperatorBuilder(name, stream.scope)
+    inp = b.new_input(stream, pact)
     out, result = b.new_output()
 
-    def build(caps, _info):
+    def absorb(held: list[Batch], data: Batch) -> list[Batch]:
+        if len(data):                   # the algorithms' own streams: Batches only
+            held.append(data)
+        return held
+
+    def finish(_time: Any, held: list[Batch]) -> Batch | None:
+        if not held:
+            return None
+        return body(held[0] if len(held) == 1 else Batch.concat(held))
+
+    def build(caps: Any, _info: Any) -> Any:
         caps.clear()
-        pending = PendingBatches(FrontierNotificator(b.arity))
-
-        def run(frontiers):
-            for cap, rows in pending.complete(inp, frontiers, name):
-                if rows is not None and len(rows):
-                    keys, rounds = np.asarray(rows[key]), np.asarray(rows["round"])
-                    order = np.lexsort((-rounds, keys))
-                    keys = keys[order]
-                    first = order[np.concatenate([[True], keys[1:] != keys[:-1]])]
-                    out.session(cap).give_container(rows.select([key, value]).take(first))
-                cap.drop()
-
-        return run
+        return per_time(b, inp, out, lambda time: [], absorb, finish)
 
     b.build(build)
     return result
+
+
+def latest(changes: Stream[Batch], key: str, value: str, name: str = "Latest") -> Stream[Batch]:
+    """Per complete time, for each ``key``, ``value`` of its row of the
+    greatest ``round``: the last of the changes a loop made at that time."""
+
+    def last(rows: Batch) -> Batch:
+        keys, rounds = np.asarray(rows[key]), np.asarray(rows["round"])
+        order = np.lexsort((-rounds, keys))
+        keys = keys[order]
+        first = order[np.concatenate([[True], keys[1:] != keys[:-1]])]
+        return rows.select([key, value]).take(first)
+
+    return each_time(changes, Exchange(key), last, name)
 
 
 def settle(changes: Stream[Batch], keys: tuple[str, ...], value: str,
@@ -456,45 +473,29 @@ def settle(changes: Stream[Batch], keys: tuple[str, ...], value: str,
     """Per complete time, in time order: for each key, the least ``value``
     among its rows, sent when the key is new or the value is less than the
     one sent before. What :func:`lowest` lowered, as the answer's changes."""
-    b = OperatorBuilder(name, changes.scope)
-    inp = b.new_input(changes, Exchange(keys[0]))
-    out, result = b.new_output()
+    index = KeyIndex(len(keys))
+    held = {"f": _Growing(np.float64), "i": _Growing(np.int64)}
 
-    def build(caps, _info):
-        caps.clear()
-        pending = PendingBatches(FrontierNotificator(b.arity))
-        index = KeyIndex(len(keys))
-        best = _Growing(np.float64)
-        best_int = _Growing(np.int64)
+    def changed(rows: Batch) -> Batch | None:
+        before = len(index)
+        ids = index.insert([np.asarray(rows[k]) for k in keys], keys)
+        values = np.asarray(rows[value])
+        best = held["f" if values.dtype.kind == "f" else "i"]
+        best.reserve(len(index))
+        best.size = len(index)
+        order = np.lexsort((values, ids))
+        ids, values = ids[order], values[order]
+        where = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
+        ids, values = ids[where], values[where]
+        fell = (ids >= before) | (values < best.data[ids])
+        if not fell.any():
+            return None
+        best.data[ids[fell]] = values[fell]
+        columns = dict(rows.select(list(keys)).take(order[where[fell]]).columns)
+        columns[value] = values[fell]
+        return Batch(columns)
 
-        def run(frontiers):
-            for cap, rows in pending.complete(inp, frontiers, name):
-                if rows is not None and len(rows):
-                    before = len(index)
-                    ids = index.insert([np.asarray(rows[k]) for k in keys], keys)
-                    values = np.asarray(rows[value])
-                    floating = values.dtype.kind == "f"
-                    held = best if floating else best_int
-                    held.reserve(len(index))
-                    held.size = len(index)
-                    order = np.lexsort((values, ids))
-                    ids, values = ids[order], values[order]
-                    first = np.concatenate([[True], ids[1:] != ids[:-1]])
-                    where = np.flatnonzero(first)
-                    ids, values = ids[where], values[where]
-                    changed = (ids >= before) | (values < held.data[ids])
-                    ids, values, where = ids[changed], values[changed], order[where[changed]]
-                    if len(ids):
-                        held.data[ids] = values
-                        columns = dict(rows.select(list(keys)).take(where).columns)
-                        columns[value] = values
-                        out.session(cap).give_container(Batch(columns))
-                cap.drop()
-
-        return run
-
-    b.build(build)
-    return result
+    return each_time(changes, Exchange(keys[0]), changed, name)
 
 
 def check_weights(weights: np.ndarray, column: str) -> np.ndarray:
