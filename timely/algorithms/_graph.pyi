@@ -2,7 +2,8 @@ import numpy as np
 from typing_extensions import disjoint_base
 
 def component_minima(a: np.ndarray, b: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
-def lower(state: np.ndarray, cells: np.ndarray, values: np.ndarray, mark: np.ndarray) -> np.ndarray: ...
+def lower(state: np.ndarray, cells: np.ndarray, values: np.ndarray,
+          mark: np.ndarray) -> np.ndarray: ...
 
 @disjoint_base
 class Adjacency:

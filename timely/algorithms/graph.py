@@ -36,13 +36,13 @@ from __future__ import annotations
 import numpy as np
 
 from timely.algorithms._graph import Components, component_minima
-from timely.algorithms.propagation import each_time, latest, lowest, pushed, settle
+from timely.algorithms.propagation import each_time, latest, lowest, pushed, settle, stepped
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import Ok
-from timely.dataflow.operators.relational import KeyIndex, PendingBatches, join
+from timely.dataflow.operators.relational import KeyIndex, PendingBatches
 from timely.errors import ColumnarError
 from timely.progress import less_equal
 
@@ -328,33 +328,20 @@ def _rank_step(info, contributions, body, name: str):
     return result
 
 
-def _pagerank_fixed(edges, nodes, directed, iterations: int | None, damping: float, src: str,
+def _pagerank_fixed(edges, nodes, directed, iterations: int, damping: float, src: str,
                     dst: str, on_round):
-    """GraphX's ranks after ``iterations`` steps from ``r = 1`` everywhere."""
-    reset = 1.0 - damping
+    """GraphX's ranks after ``iterations`` steps from ``r = 1`` everywhere
+    (:func:`~timely.algorithms.propagation.stepped`)."""
     info = _node_degrees(edges, nodes, src, dst)
     with edges.scope.iterative() as inner:
         handle, loop = inner.feedback(1)
-
-        def fixed(state: _Ranks, new: np.ndarray, got: Batch | None) -> Batch:
-            if got is None:
-                state.rank[new] = 1.0
-            else:
-                state.rank[:] = reset + damping * state.sums(got)
-            everyone = np.arange(len(state.index), dtype=np.int64)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                share = np.where(state.degree > 0, state.rank / state.degree, 0.0)
-            return Batch(node=state.index.keys()[0], rank=state.rank.copy(),
-                         share=share[everyone])
-
-        ranks = _reported(_rank_step(info.enter(inner), loop, fixed, "PageRank"), on_round)
-        done, more = ranks.branch_when(lambda t: t[-1] < iterations)
-        # Every node sends a zero, so that each appears in the next sum.
-        sent = join(more, directed.enter(inner), left_on="node", right_on="src",
-                    persist="right").map_batch(lambda b: Batch(node=b["dst"], c=b["share"]))
-        zeros = more.map_batch(lambda b: Batch(node=b["node"], c=np.zeros(len(b))))
-        sent.concat(zeros).connect_loop(handle)
-        return done.leave().map_batch(lambda b: Batch(node=b["node"], rank=b["rank"]))
+        rows = stepped(info.enter(inner), directed.enter(inner), loop, iterations=iterations,
+                       damping=damping, every_round=on_round is not None)
+        rows.filter_batch(lambda b: b["sent"]).map_batch(
+            lambda b: b.select(["node", "value"])).connect_loop(handle)
+        ranks = _reported(rows.filter_batch(lambda b: ~b["sent"]), on_round)
+        last = ranks.filter_batch(lambda b: b["round"] == iterations)
+        return last.leave().map_batch(lambda b: Batch(node=b["node"], rank=b["value"]))
 
 
 def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
@@ -419,7 +406,8 @@ def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
         raise ColumnarError(f"the tolerance is positive, not {tolerance}")
     directed = edges.map_batch(lambda b: Batch(dict(zip(("src", "dst"), _edges(b, src, dst)))))
     if tolerance is None:
-        return _pagerank_fixed(edges, nodes, directed, iterations, damping, src, dst, on_round)
+        return _pagerank_fixed(edges, nodes, directed, int(iterations), damping, src, dst,
+                               on_round)
 
     def ends(b: Batch) -> Batch:
         return Batch(node=np.concatenate([b["src"], b["dst"]]))
