@@ -406,8 +406,8 @@ def pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
         raise ColumnarError(f"the tolerance is positive, not {tolerance}")
     directed = edges.map_batch(lambda b: Batch(dict(zip(("src", "dst"), _edges(b, src, dst)))))
     if tolerance is None:
-        return _pagerank_fixed(edges, nodes, directed, int(iterations), damping, src, dst,
-                               on_round)
+        assert iterations is not None
+        return _pagerank_fixed(edges, nodes, directed, iterations, damping, src, dst, on_round)
 
     def ends(b: Batch) -> Batch:
         return Batch(node=np.concatenate([b["src"], b["dst"]]))

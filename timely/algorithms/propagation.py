@@ -475,11 +475,11 @@ def stepped(info: Stream[Batch], arcs: Stream[Batch], loop: Stream[Batch], *,
             if i == 0:
                 rank.view[:] = 1.0
             else:
-                sums = np.zeros(n)
+                received = np.zeros(n)
                 if lp is not None and len(lp):
-                    sums = np.bincount(nodes.lookup([lp["node"]]), weights=lp["value"],
-                                       minlength=n)
-                rank.view[:] = reset + damping * sums
+                    received = np.bincount(nodes.lookup([lp["node"]]), weights=lp["value"],
+                                           minlength=n).astype(np.float64, copy=False)
+                rank.view[:] = reset + damping * received
             parts = []
             if every_round or i == iterations:
                 parts.append(Batch(node=np.asarray(nodes.keys()[0]), value=rank.view.copy(),
@@ -488,12 +488,12 @@ def stepped(info: Stream[Batch], arcs: Stream[Batch], loop: Stream[Batch], *,
             if i < iterations and n:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     share = np.where(degree.view > 0, rank.view / degree.view, 0.0)
-                sums = np.bincount(codes.view, weights=share[sources.view],
+                sent = np.bincount(codes.view, weights=share[sources.view],
                                    minlength=len(targets))
                 # One own vertex's zero keeps the rounds going here without arcs.
                 node = np.concatenate([target_ids[0], np.asarray(nodes.take(
                     np.zeros(1, dtype=np.int64))[0]).astype(np.int64, copy=False)])
-                parts.append(Batch(node=node, value=np.concatenate([sums, [0.0]]),
+                parts.append(Batch(node=node, value=np.concatenate([sent, [0.0]]),
                                    round=np.zeros(len(node), dtype=np.int64),
                                    sent=np.ones(len(node), dtype=bool)))
             if not parts:
