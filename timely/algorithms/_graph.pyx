@@ -419,3 +419,40 @@ def triangle_links(const int64_t[::1] starts, const int64_t[::1] targets,
             for i in range(starts[u], starts[u + 1]):
                 at[targets[i]] = 0
     return triangles_a, links_a
+
+
+def most_frequent(const int64_t[::1] group, const int64_t[::1] label,
+                  const int64_t[::1] count, Py_ssize_t groups):
+    """Per group ``0..groups - 1`` of the distinct ``(group[i], label[i])``
+    pairs, each seen ``count[i]`` times: the label seen most often, the
+    least such label on a tie. Returns ``(best, found)``; ``found[g]`` is 0
+    for a group without pairs. One pass in C.
+
+    >>> import numpy as np
+    >>> best, found = most_frequent(np.array([0, 0, 0, 2]), np.array([7, 3, 5, 9]),
+    ...                             np.array([2, 2, 1, 1]), 3)
+    >>> best.tolist(), found.tolist()
+    ([3, 0, 9], [1, 0, 1])
+    """
+    cdef Py_ssize_t n = group.shape[0], i
+    cdef int64_t g
+    if label.shape[0] != n or count.shape[0] != n:
+        raise ValueError("group, label and count differ in length")
+    for i in range(n):
+        if not 0 <= group[i] < groups:
+            raise IndexError(f"pair {i} names a group beyond {groups}")
+    best_a = np.zeros(groups, dtype=np.int64)
+    most_a = np.zeros(groups, dtype=np.int64)
+    found_a = np.zeros(groups, dtype=np.uint8)
+    cdef int64_t[::1] best = best_a
+    cdef int64_t[::1] most = most_a
+    cdef unsigned char[::1] found = found_a
+    with nogil:
+        for i in range(n):
+            g = group[i]
+            if (not found[g] or count[i] > most[g]
+                    or (count[i] == most[g] and label[i] < best[g])):
+                found[g] = 1
+                most[g] = count[i]
+                best[g] = label[i]
+    return best_a, found_a

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from timely.algorithms._graph import triangle_links
+from timely.algorithms._graph import most_frequent, triangle_links
 from timely.algorithms.graph import _edges, _node_degrees, _nodes, _Ranks, _reported, _spread
 from timely.algorithms.propagation import check_weights, each_time
 from timely.container import Batch
@@ -289,25 +289,24 @@ def _pagerank_normalized(edges: Stream[Batch], nodes: Stream[Batch] | None,
 def _most_frequent(rows: Batch) -> Batch:
     """Per vertex with an ``own`` row: the label heard most often in its
     other rows, the least such label on a tie; its own label when it heard
-    none."""
+    none. The ``(vertex, label)`` pairs heard are counted in a compiled hash
+    table and the best per vertex is chosen in one pass in C."""
     node, label, own = rows["node"], rows["label"], rows["own"].astype(bool)
     mine_node, mine_label = node[own], label[own]
-    heard_node, heard_label = node[~own], label[~own]
-    if not len(heard_node):
+    heard = ~own
+    if not heard.any():
         return Batch(node=mine_node, label=mine_label)
-    order = np.lexsort((heard_label, heard_node))
-    heard_node, heard_label = heard_node[order], heard_label[order]
-    starts = np.flatnonzero(np.concatenate(
-        [[True], (heard_node[1:] != heard_node[:-1]) | (heard_label[1:] != heard_label[:-1])]))
-    counts = np.diff(np.append(starts, len(heard_node)))
-    group_node, group_label = heard_node[starts], heard_label[starts]
-    order = np.lexsort((group_label, -counts, group_node))
-    group_node, group_label = group_node[order], group_label[order]
-    first = np.concatenate([[True], group_node[1:] != group_node[:-1]])
-    best_node, best_label = group_node[first], group_label[first]
-    at = np.minimum(np.searchsorted(best_node, mine_node), len(best_node) - 1)
-    found = best_node[at] == mine_node
-    return Batch(node=mine_node, label=np.where(found, best_label[at], mine_label))
+    pairs = KeyIndex(2)
+    counts = np.bincount(pairs.insert([node[heard], label[heard]]))
+    pair_node, pair_label = (np.asarray(c).astype(np.int64, copy=False) for c in pairs.keys())
+    vertices = KeyIndex(1)
+    mine = vertices.insert([mine_node])
+    group = vertices.lookup([pair_node])
+    kept = group >= 0
+    best, found = most_frequent(np.ascontiguousarray(group[kept]),
+                                np.ascontiguousarray(pair_label[kept]),
+                                np.ascontiguousarray(counts[kept]), len(vertices))
+    return Batch(node=mine_node, label=np.where(found[mine].astype(bool), best[mine], mine_label))
 
 
 def label_propagation(edges: Stream[Batch], nodes: Stream[Batch] | None = None,
