@@ -45,8 +45,9 @@ def test_adjacency_refuses_nodes_out_of_range():
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=25, unique=True),
        st.lists(st.tuples(st.integers(0, 25), st.lists(st.tuples(st.integers(0, 99),
                                                                    st.integers(0, 99)),
-                                                         max_size=12)), max_size=6))
-def test_components_label_every_node_and_report_exactly_the_falls(keys, batches):
+                                                         max_size=12)), max_size=6),
+       st.lists(st.booleans(), min_size=6, max_size=6))
+def test_components_label_every_node_and_report_exactly_the_falls(keys, batches, reports):
     parts, parent, grown = Components(), {}, 0
 
     def find(x):
@@ -64,8 +65,9 @@ def test_components_label_every_node_and_report_exactly_the_falls(keys, batches)
             continue
         edges = [(a % grown, b % grown) for a, b in edges]
         before = parts.labels(np.arange(grown, dtype=I64)).tolist()
+        report = reports[len(parent) % 6]
         fell = parts.union(np.array([a for a, _ in edges], dtype=I64),
-                           np.array([b for _, b in edges], dtype=I64)).tolist()
+                           np.array([b for _, b in edges], dtype=I64), report=report).tolist()
         for a, b in edges:
             parent[find(a)] = find(b)
         least: dict = {}
@@ -73,6 +75,9 @@ def test_components_label_every_node_and_report_exactly_the_falls(keys, batches)
             least[find(i)] = min(least.get(find(i), keys[i]), keys[i])
         now = [least[find(i)] for i in range(grown)]
         assert parts.labels(np.arange(grown, dtype=I64)).tolist() == now
+        if not report:               # labels set at the end, nothing reported
+            assert fell == []
+            continue
         assert len(fell) == len(set(fell))
         assert sorted(fell) == [i for i in range(grown) if now[i] != before[i]]
 

@@ -142,7 +142,8 @@ def _kept_components(stars, name: str = "Components"):
         ids = index.insert([np.concatenate([rows["src"], rows["dst"]])])
         new = np.arange(before, len(index), dtype=np.int64)
         parts.grow(np.asarray(index.take(new)[0]).astype(np.int64, copy=False))
-        fell = parts.union(ids[:len(rows)], ids[len(rows):])
+        # The first edges: every node is new and reported, so no label is walked.
+        fell = parts.union(ids[:len(rows)], ids[len(rows):], report=before > 0)
         labelled = np.concatenate([new, fell[fell < before]])
         if not len(labelled):
             return None
