@@ -162,14 +162,14 @@ def _lexicographic_ready(time: tuple, frontiers: list) -> bool:
 
 
 def _in_order(name: str, inputs: Mapping[str, tuple[Stream[Batch] | None, str]],
-              start: Callable[[], Callable[[Any, dict[str, Batch | None]], Batch | None]]
+              start: Callable[[], Callable[[Any, dict[str, Batch | None]], list[Batch]]]
               ) -> Stream[Batch]:
     """An operator inside an ``iterative()`` scope whose state is shared by
     all times: ``inputs`` maps a port to ``(stream or None, exchange
     column)``; ``start()`` makes the state and returns ``step(cap, rows)``,
     called for each complete time once every earlier outer time has
     finished, in lexicographic order, with the rows of each port at it (None
-    where none came); what it returns is the output at that time."""
+    where none came); the Batches it returns are the output at that time."""
     b = OperatorBuilder(name, next(s for s, _ in inputs.values() if s is not None).scope)
     ports = [(port, b.new_input(stream, Exchange(column)))
              for port, (stream, column) in inputs.items() if stream is not None]
@@ -196,9 +196,12 @@ def _in_order(name: str, inputs: Mapping[str, tuple[Stream[Batch] | None, str]],
             held.sort(key=lambda c: c.time)
             while held and _lexicographic_ready(held[0].time, frontiers):
                 cap = held.pop(0)
-                produced = step(cap, {port: rows.take(cap.time) for port, rows in pending.items()})
-                if produced is not None and len(produced):
-                    out.session(cap).give_container(produced)
+                parts = [part for part in step(cap, {port: rows.take(cap.time)
+                                                     for port, rows in pending.items()})
+                         if len(part)]
+                if parts:
+                    out.session(cap).give_container(
+                        parts[0] if len(parts) == 1 else Batch.concat(parts))
                 cap.drop()
 
         return run
@@ -241,7 +244,7 @@ def lowest(arcs: Stream[Batch], seeds: Stream[Batch] | None, loop: Stream[Batch]
             columns["sent"] = np.ones(len(arcs_), dtype=bool)
             return Batch(columns)
 
-        def step(cap, rows_at: dict[str, Batch | None]) -> Batch | None:
+        def step(cap, rows_at: dict[str, Batch | None]) -> list[Batch]:
             a, v, s, lp = (rows_at[port] for port in ("a", "v", "s", "l"))
             first_new = len(state.nodes)
             new_arcs = None
@@ -308,9 +311,7 @@ def lowest(arcs: Stream[Batch], seeds: Stream[Batch] | None, loop: Stream[Batch]
                 known = state.cells[held_cells] != state.worst
                 if known.any():
                     parts.append(proposals_from(held_cells[known], arc_of[known]))
-            if not parts:
-                return None
-            return parts[0] if len(parts) == 1 else Batch.concat(parts)
+            return parts
 
         return step
 
@@ -355,7 +356,7 @@ def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
             """``amounts[i]`` along each arc ``arcs_[j]`` with ``which[j] == i``."""
             return Batch(node=targets.view[arcs_], value=amounts[which])
 
-        def step(cap, rows_at: dict[str, Batch | None]) -> Batch | None:
+        def step(cap, rows_at: dict[str, Batch | None]) -> list[Batch]:
             a, v, lp = rows_at["a"], rows_at["v"], rows_at["l"]
             first_new = len(nodes)
             parts: list[Batch] = []
@@ -416,9 +417,7 @@ def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
                 if "sent" not in part:
                     parts[i] = part.with_columns(round=np.zeros(len(part), dtype=np.int64),
                                                  sent=np.ones(len(part), dtype=bool))
-            if not parts:
-                return None
-            return parts[0] if len(parts) == 1 else Batch.concat(parts)
+            return parts
 
         return step
 
@@ -455,7 +454,7 @@ def stepped(info: Stream[Batch], arcs: Stream[Batch], loop: Stream[Batch], *,
         codes = _Growing(np.int64)            # per arc: its target's number in targets
         target_ids: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
 
-        def step(cap, rows_at: dict[str, Batch | None]) -> Batch | None:
+        def step(cap, rows_at: dict[str, Batch | None]) -> list[Batch]:
             i = int(cap.time[-1])
             info_rows, a, lp = rows_at["i"], rows_at["a"], rows_at["l"]
             if info_rows is not None and len(info_rows):
@@ -496,9 +495,7 @@ def stepped(info: Stream[Batch], arcs: Stream[Batch], loop: Stream[Batch], *,
                 parts.append(Batch(node=node, value=np.concatenate([sent, [0.0]]),
                                    round=np.zeros(len(node), dtype=np.int64),
                                    sent=np.ones(len(node), dtype=bool)))
-            if not parts:
-                return None
-            return parts[0] if len(parts) == 1 else Batch.concat(parts)
+            return parts
 
         return step
 
