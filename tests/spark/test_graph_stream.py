@@ -28,12 +28,15 @@ class Crash(Exception):
 
 
 class CrashingSink(DirectorySink):
+    """Fails the first write of one batch, as a driver that died there."""
+
     def __init__(self, path, batch):
         super().__init__(path)
         self.crash_at = batch
 
     def write(self, result, batch_id, query=None):
         if batch_id == self.crash_at:
+            self.crash_at = None
             raise Crash(f"crashed before committing batch {batch_id}")
         super().write(result, batch_id, query)
 
@@ -104,6 +107,21 @@ def test_a_crash_before_the_commit_then_a_restart_applies_each_batch_once(spark,
     # A new driver: the state of batches 0 and 1 comes from the log, batch 2 is replayed.
     with GraphUpdates("connectedComponents", DirectorySink(out), log_path=log,
                       workers=2) as updates:
+        _query(spark, source, checkpoint, updates).awaitTermination(120)
+    assert _written(spark, out, ["id", "component"]) == _expected_components()
+
+
+def test_a_failed_commit_then_a_restart_with_the_same_callable_applies_each_batch_once(
+        spark, tmp_path):
+    # The workers applied batch 1 before its write failed; the query restarted
+    # with the same callable must not see batch 1 as already applied.
+    source = _source(spark, tmp_path, BATCHES)
+    out, checkpoint = str(tmp_path / "out"), tmp_path / "cp"
+    with GraphUpdates("connectedComponents", CrashingSink(out, 1), log_path=str(tmp_path / "log"),
+                      workers=2) as updates:
+        query = _query(spark, source, checkpoint, updates)
+        with pytest.raises(Exception, match="crashed before committing batch 1"):
+            query.awaitTermination(120)
         _query(spark, source, checkpoint, updates).awaitTermination(120)
     assert _written(spark, out, ["id", "component"]) == _expected_components()
 

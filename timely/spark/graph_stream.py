@@ -309,23 +309,32 @@ class GraphUpdates:
                 return
             table = self._edges(batch_df)
             self._log(batch_id, table)
-            rows = self._apply(*self._arrays(table), report=True)
-            self.sink.write(self._frame(batch_df.sparkSession, rows), batch_id, query)
+            try:
+                rows = self._apply(*self._arrays(table), report=True)
+                self.sink.write(self._frame(batch_df.sparkSession, rows), batch_id, query)
+            except BaseException:
+                # The workers' state may hold a batch the sink did not commit:
+                # the next call rebuilds it from the log of what the sink has.
+                self._shutdown()
+                raise
+
+    def _shutdown(self) -> None:
+        if self._started:
+            for inbox in self._inboxes:
+                inbox.put(None)
+            if self._thread is not None:
+                self._thread.join(60)
+            self._started = False
+        for box in [*self._inboxes, self._outbox]:
+            if box is not None:
+                box.close()
+                box.join_thread()
+        self._inboxes, self._outbox = [], None
 
     def close(self) -> None:
         """Stops the workers (they end their dataflow) and waits for them."""
         with self._lock:
-            if self._started:
-                for inbox in self._inboxes:
-                    inbox.put(None)
-                if self._thread is not None:
-                    self._thread.join(60)
-                self._started = False
-            for box in [*self._inboxes, self._outbox]:
-                if box is not None:
-                    box.close()
-                    box.join_thread()
-            self._inboxes, self._outbox = [], None
+            self._shutdown()
 
     def __enter__(self) -> GraphUpdates:  # noqa: PYI034 - typing.Self is 3.11+
         return self
