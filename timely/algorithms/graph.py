@@ -4,10 +4,11 @@ scopes.
 
 Each takes a stream of :class:`~timely.Batch`\\ es with integer columns
 ``src`` and ``dst`` and returns a stream of Batches with one row per node.
-Components and BFS take edges at many times and output, per time, the
-nodes whose answer changed at it (see each function); PageRank takes the
-edges of one graph at one time. Answers do not depend on the worker count:
-every step exchanges by node.
+Components, BFS and PageRank to a tolerance take edges at many times and
+output, per time, the nodes whose answer changed at it (see each
+function); PageRank by fixed iterations takes the edges of one graph at
+one time. Answers do not depend on the worker count: every step
+exchanges by node.
 
 - :func:`connected_components`: per node, the least node id of its
   (undirected) component, by min-label propagation.
