@@ -130,6 +130,7 @@ class GraphUpdates:
         from timely.launch import execute
 
         context = multiprocessing.get_context("fork")
+        self._failure = None
         self._inboxes = [context.Queue() for _ in range(self.workers)]
         self._outbox = context.Queue()
         inboxes, outbox = self._inboxes, self._outbox
