@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import timely
 from tests.reference import graphalytics as reference
 from tests.reference.paths import _hops_from, _out, shortest_paths
+from tests.reference.scc import weak_components
 from timely.algorithms import bfs, connected_components, pagerank, sssp
 from timely.algorithms import shortest_paths as landmarks_of
 
@@ -102,7 +103,7 @@ def timed_graphs(draw, max_times: int = 4):
 @given(timed_graphs(), st.booleans())
 def test_components_follow_the_edges_time_by_time(graph, one_worker):
     edges, nodes, _, times = graph
-    expected = changes(lambda t: reference.components(upto(edges, t), nodes_upto(nodes, t)),
+    expected = changes(lambda t: weak_components(nodes_upto(nodes, t), upto(edges, t)),
                        times)
     for method in ("gather", "propagate"):
         for workers in (1, 2, 3):

@@ -157,25 +157,3 @@ def sssp(edges, weights, nodes, source: int, directed: bool) -> dict[int, float]
                 heapq.heappush(queue, (d + w, v))
     return distance
 
-
-def components(edges, nodes) -> dict[int, int]:
-    """Per vertex, the least vertex of its weakly connected component, by
-    search over the edges read both ways."""
-    everyone = vertices(edges, nodes)
-    near: dict[int, set[int]] = {v: set() for v in everyone}
-    for u, v in edges:
-        near[u].add(v)
-        near[v].add(u)
-    label: dict[int, int] = {}
-    for start in sorted(everyone):
-        if start in label:
-            continue
-        label[start] = start
-        stack = [start]
-        while stack:
-            u = stack.pop()
-            for v in near[u]:
-                if v not in label:
-                    label[v] = start
-                    stack.append(v)
-    return label

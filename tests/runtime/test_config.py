@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import timely
+from tests.runtime.test_launch import stop_worker_1
 from timely.communication.allocator import DEFAULT_WINDOW, MIN_WINDOW
 from timely.communication.process import SPIN
 from timely.config import (
@@ -355,19 +355,6 @@ def test_a_bad_setting_fails_before_any_worker_starts(monkeypatch):
     with pytest.raises(ConfigurationError, match="config is a timely.Config"):
         timely.execute(lambda worker: None, workers=2, config={"window": None})
     assert started == []
-
-
-def stop_worker_1(worker):
-    with worker.dataflow() as scope:
-        handle, stream = scope.new_input()
-        probe = stream.exchange(lambda x: x).probe()
-    for t in range(1, 10**6):
-        if worker.index == 1 and t == 20:
-            os.kill(os.getpid(), signal.SIGSTOP)
-        handle.send(t)
-        handle.advance_to(t)
-        worker.step_while(lambda: probe.less_than(handle.time))
-    return worker.index
 
 
 def test_the_liveness_timeout_of_a_config_bounds_a_stopped_worker(monkeypatch):

@@ -12,26 +12,9 @@ import random
 import pytest
 
 from tests.reference import graphalytics as reference
-from tests.reference.scc import tarjan
+from tests.reference.scc import tarjan, weak_components
 from timely.errors import SparkSchemaError
 from timely.spark import Graph
-
-
-def components(nodes, edges):
-    parent = {v: v for v in nodes}
-
-    def find(v):
-        while parent[v] != v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
-    for s, d in edges:
-        if s in parent and d in parent:
-            a, b = find(s), find(d)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    return {v: min(u for u in nodes if find(u) == find(v)) for v in nodes}
 
 
 def random_graph(seed, ids):
@@ -64,7 +47,7 @@ def test_graph_methods_follow_the_references(spark, workers, text):
     names = {v: f"name {i}" for i, v in enumerate(nodes)}
 
     got = {r.id: (r.name, r.component) for r in g.connectedComponents().collect()}
-    want = components(nodes, inside)
+    want = weak_components(nodes, inside)
     if text:                  # a component is named by a vertex: the least by number
         assert {v: got[v][0] for v in nodes} == names
         groups = {}

@@ -1,11 +1,21 @@
 """Graph kernels in typed C over node numbers (0..n-1)."""
 
 cimport numpy as cnp
-from libc.stdint cimport int64_t
+from libc.stdint cimport INT64_MAX, int64_t
 
 import numpy as np
 
 cnp.import_array()
+
+
+cdef int _within(const int64_t[::1] values, int64_t n, str what) except -1:
+    """Raises IndexError naming the first of ``values`` outside ``0..n-1``
+    (``what`` says what a value is): checked before any memory is touched."""
+    cdef Py_ssize_t i
+    for i in range(values.shape[0]):
+        if not 0 <= values[i] < n:
+            raise IndexError(f"{what} {i} is {values[i]}, beyond {n}")
+    return 0
 
 
 cdef inline int64_t root_of(int64_t *parent, int64_t x) noexcept nogil:
@@ -27,9 +37,8 @@ def component_minima(const int64_t[::1] a, const int64_t[::1] b, const int64_t[:
     cdef Py_ssize_t n = keys.shape[0], m = a.shape[0], i
     if b.shape[0] != m:
         raise ValueError("the two ends of the edges differ in length")
-    for i in range(m):
-        if not (0 <= a[i] < n and 0 <= b[i] < n):
-            raise IndexError(f"edge {i} names a node beyond {n}")
+    _within(a, n, "edge start")
+    _within(b, n, "edge end")
     cdef cnp.ndarray parent_a = np.arange(n, dtype=np.int64)
     cdef int64_t[::1] parent = parent_a
     cdef cnp.ndarray least_a = np.asarray(keys, dtype=np.int64).copy()
@@ -81,9 +90,7 @@ def lower(number[::1] state, const int64_t[::1] cells, const number[::1] values,
         raise ValueError("cells and values differ in length")
     if mark.shape[0] < size:
         raise ValueError("the mark has fewer bytes than the state has cells")
-    for i in range(n):
-        if not 0 <= cells[i] < size:
-            raise IndexError(f"cell {cells[i]} is beyond the state's {size}")
+    _within(cells, size, "cell")
     cdef cnp.ndarray out_a = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] out = out_a
     with nogil:
@@ -133,9 +140,7 @@ cdef class Adjacency:
     def add(self, const int64_t[::1] src):
         """Appends arcs from the nodes ``src``; returns the number of the first."""
         cdef Py_ssize_t n = src.shape[0], first = self.arcs, i
-        for i in range(n):
-            if src[i] < 0:
-                raise IndexError(f"arc source {src[i]} is not a node number")
+        _within(src, INT64_MAX, "arc source")
         if first + n > self._src.shape[0]:
             grown = np.empty(max(2 * self._src.shape[0], first + n), dtype=np.int64)
             grown[:first] = self._src[:first]
@@ -180,9 +185,7 @@ cdef class Adjacency:
         ``(arcs, which)``, arc ``arcs[j]`` leaving ``nodes[which[j]]``."""
         cdef Py_ssize_t k = nodes.shape[0], i, a, total = 0, p = 0
         cdef int64_t g
-        for i in range(k):
-            if not 0 <= nodes[i] < n_nodes:
-                raise IndexError(f"node {nodes[i]} is beyond {n_nodes}")
+        _within(nodes, n_nodes, "node")
         if self.arcs - self.built > max(16384, self.built // 4):
             self._index()
         if self._where.shape[0] < n_nodes:
@@ -298,9 +301,8 @@ cdef class Components:
         cdef Py_ssize_t m = a.shape[0], n = self.nodes, i, changed = 0
         if b.shape[0] != m:
             raise ValueError("the two ends of the edges differ in length")
-        for i in range(m):
-            if not (0 <= a[i] < n and 0 <= b[i] < n):
-                raise IndexError(f"edge {i} names a node beyond {n}")
+        _within(a, n, "edge start")
+        _within(b, n, "edge end")
         cdef int64_t[::1] parent = self._parent
         cdef int64_t[::1] size_ = self._size
         cdef int64_t[::1] least = self._least
@@ -358,9 +360,7 @@ cdef class Components:
     def labels(self, const int64_t[::1] nodes):
         """The label (least key of its component) of each of ``nodes``."""
         cdef Py_ssize_t k = nodes.shape[0], n = self.nodes, i
-        for i in range(k):
-            if not 0 <= nodes[i] < n:
-                raise IndexError(f"node {nodes[i]} is beyond {n}")
+        _within(nodes, n, "node")
         out_a = np.empty(k, dtype=np.int64)
         cdef int64_t[::1] out = out_a
         cdef int64_t[::1] label = self._label
@@ -396,9 +396,7 @@ def triangle_links(const int64_t[::1] starts, const int64_t[::1] targets,
     for u in range(n):
         if starts[u + 1] < starts[u]:
             raise ValueError("starts must not decrease")
-    for i in range(m):
-        if not 0 <= targets[i] < n:
-            raise IndexError(f"edge {i} names a node beyond {n}")
+    _within(targets, n, "edge target")
     triangles_a = np.zeros(n, dtype=np.int64)
     links_a = np.zeros(n, dtype=np.int64)
     at_a = np.zeros(n, dtype=np.int64)
@@ -445,9 +443,7 @@ def most_frequent(const int64_t[::1] group, const int64_t[::1] label,
     cdef int64_t g
     if label.shape[0] != n or count.shape[0] != n:
         raise ValueError("group, label and count differ in length")
-    for i in range(n):
-        if not 0 <= group[i] < groups:
-            raise IndexError(f"pair {i} names a group beyond {groups}")
+    _within(group, groups, "pair group")
     best_a = np.zeros(groups, dtype=np.int64)
     most_a = np.zeros(groups, dtype=np.int64)
     found_a = np.zeros(groups, dtype=np.uint8)

@@ -80,6 +80,11 @@ class _Growing:
             grown[:self.size] = self.data[:self.size]
             self.data = grown
 
+    def resize(self, size: int) -> None:
+        """Holds ``size`` items; those added are the fill value (sizes only grow)."""
+        self.reserve(size)
+        self.size = size
+
     def extend(self, values: np.ndarray) -> None:
         self.reserve(self.size + len(values))
         self.data[self.size:self.size + len(values)] = values
@@ -363,8 +368,7 @@ def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
             if a is not None and len(a):
                 local = nodes.insert([a["src"]])
                 for grown in (degree, rank, residual):
-                    grown.reserve(len(nodes))
-                    grown.size = len(nodes)
+                    grown.resize(len(nodes))
                 added = np.bincount(local, minlength=len(nodes))
                 sources = np.flatnonzero(added)
                 before = degree.view[sources]
@@ -392,8 +396,7 @@ def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
             if lp is not None and len(lp):
                 ids = nodes.insert([lp["node"]])
             for grown in (degree, rank, residual):
-                grown.reserve(len(nodes))
-                grown.size = len(nodes)
+                grown.resize(len(nodes))
             residual.view[first_new:] += reset
             if lp is not None and len(lp):
                 residual.view[:] += damping * np.bincount(ids, weights=lp["value"],
@@ -460,8 +463,7 @@ def stepped(info: Stream[Batch], arcs: Stream[Batch], loop: Stream[Batch], *,
             if info_rows is not None and len(info_rows):
                 ids = nodes.insert([info_rows["node"]])
                 for grown in (degree, rank):
-                    grown.reserve(len(nodes))
-                    grown.size = len(nodes)
+                    grown.resize(len(nodes))
                 degree.view[ids] = info_rows["degree"]
             if a is not None and len(a):
                 sources.extend(nodes.insert([a["src"]]))
@@ -469,8 +471,7 @@ def stepped(info: Stream[Batch], arcs: Stream[Batch], loop: Stream[Batch], *,
                 target_ids[0] = np.asarray(targets.keys()[0]).astype(np.int64, copy=False)
             n = len(nodes)
             for grown in (degree, rank):
-                grown.reserve(n)
-                grown.size = n
+                grown.resize(n)
             if i == 0:
                 rank.view[:] = 1.0
             else:
@@ -558,8 +559,7 @@ def settle(changes: Stream[Batch], keys: tuple[str, ...], value: str,
         ids = index.insert([np.asarray(rows[k]) for k in keys], keys)
         values = np.asarray(rows[value])
         best = held["f" if values.dtype.kind == "f" else "i"]
-        best.reserve(len(index))
-        best.size = len(index)
+        best.resize(len(index))
         order = np.lexsort((values, ids))
         ids, values = ids[order], values[order]
         where = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
