@@ -41,7 +41,7 @@ def resident_mib() -> float:
 
 
 ALGORITHMS = {
-    "cc-gather": lambda e, n, root: connected_components(e, n),
+    "cc-union-find": lambda e, n, root: connected_components(e, n),
     "cc-propagate": lambda e, n, root: connected_components(e, n, method="propagate"),
     "bfs": lambda e, n, root: bfs(e, n.filter_batch(lambda b: b["node"] == root)),
     "pagerank-10": lambda e, n, root: pagerank(e, 10, nodes=n),

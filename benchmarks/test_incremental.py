@@ -5,7 +5,7 @@ The graph: ``rmat_edges(18, 10**6, seed=1)`` (R-MAT on 2^18 nodes); each
 later time adds ``BATCH`` edges between uniformly drawn nodes of the graph
 (seeded). Each worker introduces every ``peers``-th edge of each time.
 
-- ``cc-gather`` / ``cc-propagate``:
+- ``cc-union-find`` / ``cc-propagate``:
   :func:`~timely.algorithms.connected_components`;
 - ``bfs``: :func:`~timely.algorithms.bfs` from node ``src[0]``;
 - ``sssp``: :func:`~timely.algorithms.sssp` from ``src[0]``, weights
@@ -48,7 +48,7 @@ TOLERANCE = 1e-4
 
 def algorithms(root: int, landmarks: np.ndarray) -> dict:
     return {
-        "cc-gather": lambda e, n: connected_components(e, n, method="gather"),
+        "cc-union-find": lambda e, n: connected_components(e, n, method="union-find"),
         "cc-propagate": lambda e, n: connected_components(e, n, method="propagate"),
         "bfs": lambda e, n: bfs(e, n.filter_batch(lambda b: b["node"] == root)),
         "sssp": lambda e, n: sssp(e, root, n),
@@ -106,7 +106,7 @@ def measure_updates(name: str, workers: int) -> dict:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.parametrize("name", ["cc-gather", "cc-propagate", "bfs", "sssp", "landmarks",
+@pytest.mark.parametrize("name", ["cc-union-find", "cc-propagate", "bfs", "sssp", "landmarks",
                                   "pagerank"])
 def test_incremental(benchmark, name, workers):
     found = benchmark.pedantic(lambda: measure_updates(name, workers), rounds=1, iterations=1)

@@ -56,7 +56,7 @@ def cc(method):
 
 def check_components(src, dst, n, workers, mode="processes"):
     expected = reference.component_labels(src, dst, n).tolist()
-    for method in ("gather", "propagate"):
+    for method in ("union-find", "propagate"):
         rows = run(cc(method), src, dst, range(n), workers, mode)
         assert [node for node, _ in rows] == list(range(n))
         assert [label for _, label in rows] == expected, method
@@ -107,7 +107,7 @@ def test_pagerank_to_a_tolerance(workers):
 
 
 def test_empty_graph(workers):
-    assert run(cc("gather"), [], [], [], workers) == []
+    assert run(cc("union-find"), [], [], [], workers) == []
     assert run(cc("propagate"), [], [], [], workers) == []
     assert run(bfs, [], [], [], workers) == []
     assert run(lambda e, nodes: pagerank(e, 5, nodes=nodes), [], [], [], workers) == []

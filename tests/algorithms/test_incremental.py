@@ -105,7 +105,7 @@ def test_components_follow_the_edges_time_by_time(graph, one_worker):
     edges, nodes, _, times = graph
     expected = changes(lambda t: weak_components(nodes_upto(nodes, t), upto(edges, t)),
                        times)
-    for method in ("gather", "propagate"):
+    for method in ("union-find", "propagate"):
         for workers in (1, 2, 3):
             got = run_at_times(
                 lambda e, n, m=method: connected_components(e, n, method=m), edges, [nodes],
@@ -168,7 +168,7 @@ def chain(length: int, time: int = 0):
     return [(time, i, i + 1, 1.0) for i in range(length)]
 
 
-@pytest.mark.parametrize("method", ["gather", "propagate"])
+@pytest.mark.parametrize("method", ["union-find", "propagate"])
 def test_a_late_edge_relabels_only_the_component_whose_label_falls(method, workers):
     # Time 0: two chains, 100..140 and 0..5; time 1 joins them. Only the
     # chain labelled 100 changes, and at time 2 an edge inside a component

@@ -113,6 +113,38 @@ def _spread(arcs, seeds, value: str, *, vertices=None, slot: str | None = None,
     return settle(changes, keys, value)
 
 
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mixed(values: np.ndarray) -> np.ndarray:
+    """A 64-bit mix of int64 ``values`` (the finalizer of SplitMix64): every
+    bit of the result depends on every bit of the value, so ids that share
+    their low bits (multiples of 8, say) still spread over any worker count."""
+    x = values.view(np.uint64)
+    x = (x ^ (x >> np.uint64(30))) * _MIX1
+    x = (x ^ (x >> np.uint64(27))) * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+def _edge_hash(batch: Batch) -> np.ndarray:
+    """Per edge, a hash of both its ends: routing by it gives every worker
+    an equal share of the edges whatever the degrees (a hub's edges are
+    split over all the workers), and edges that arrived all on one worker
+    leave it."""
+    return _mixed(np.asarray(batch["src"], dtype=np.int64)) ^ _mixed(
+        np.asarray(batch["dst"], dtype=np.int64) + np.int64(0x632BE59BD9B4E019))
+
+
+def spread_edges(edges, name: str = "SpreadEdges"):
+    """``edges`` (Batches with int64 ``src`` and ``dst``) exchanged so that
+    each of W workers holds about 1/W of them, a hub's edges included (see
+    :func:`_edge_hash`); unchanged with one worker. Cost: one exchange of
+    every edge."""
+    if edges.scope.peers == 1:
+        return edges
+    return edges.exchange_batch(_edge_hash, name=name)
+
+
 def _local_forests(edges, src: str, dst: str):
     """Per worker and time, the edges it holds reduced to stars: ``(node,
     least)`` rows linking every node to the least node of its component in
@@ -130,11 +162,11 @@ def _local_forests(edges, src: str, dst: str):
     return each_time(edges, Pipeline(), stars, "LocalForest")
 
 
-def _kept_components(stars, name: str = "Components"):
+def _kept_components(edges, name: str = "Components"):
     """``(src, dst)`` edges at many times into one union-find per worker
     kept across times (:class:`~timely.algorithms._graph.Components`):
     per complete time, in time order, ``(node, label)`` for every node new
-    at it or whose label fell at it."""
+    at it or whose label fell at it, over the edges this worker holds."""
     index = KeyIndex(1)
     parts = Components()
 
@@ -150,10 +182,28 @@ def _kept_components(stars, name: str = "Components"):
             return None
         return Batch(node=np.asarray(index.take(labelled)[0]), label=parts.labels(labelled))
 
-    return each_time(stars, Pipeline(), changed, name)
+    return each_time(edges, Pipeline(), changed, name)
 
 
-def connected_components(edges, nodes=None, *, method: str = "gather", src: str = "src",
+def _joined(stars, on_round):
+    """The least label per node over the ``(node, label)`` stars of all
+    workers, each star read as an undirected edge: min-label propagation
+    in an ``iterative()`` scope (:func:`_spread`), kept across times; per
+    time, the nodes whose label fell at it."""
+
+    def arcs(b: Batch) -> Batch:
+        s, d = b["node"], b["label"]
+        linked = s != d
+        s, d = s[linked], d[linked]
+        return Batch(src=np.concatenate([s, d]), dst=np.concatenate([d, s]),
+                     weight=np.zeros(2 * len(s), dtype=np.int64))
+
+    return _spread(stars.map_batch(arcs), None, "label",
+                   vertices=stars.map_batch(lambda b: Batch(node=b["node"])),
+                   self_seeded=True, on_round=on_round, name="MinLabel")
+
+
+def connected_components(edges, nodes=None, *, method: str = "union-find", src: str = "src",
                          dst: str = "dst", on_round=None):
     """Per node, the least node id of its connected component (edges taken
     as undirected), as Batches with columns ``node`` and ``label``,
@@ -168,33 +218,33 @@ def connected_components(edges, nodes=None, *, method: str = "gather", src: str 
     is new at it or whose label fell at it (at the first time, every node;
     later, only what the new edges changed).
 
-    By ``method``:
+    The edges are first spread evenly over the workers by a hash of both
+    ends (:func:`spread_edges`), so no worker holds more than its share
+    however they arrived and whatever the degrees. Then, by ``method``:
 
-    - ``"gather"`` (default): each worker reduces the edges it was given at
-      a time to stars (union-find in C: every node linked to the least node
-      of its component within those edges; the stars of all workers connect
-      exactly what the edges connect, with at most one edge per node and
-      worker); the stars go to one worker, whose union-find, kept across
-      times, gives the labels. Work O(m / W) per worker for the first phase,
-      then O(W n) on one worker (and its memory); no loop. A later time
-      costs its edges plus its label changes: when two components meet,
-      only the nodes of the one whose label falls are visited.
-    - ``"propagate"``: min-label propagation over the stars in an
-      ``iterative()`` scope (:mod:`~timely.algorithms.propagation`): in each
-      round the nodes whose label fell send it to their neighbours and keep
-      the least label they receive, until nothing falls. Work per round:
-      the star edges of the nodes that changed; rounds: about as many as
-      the stars need to join the workers' partial components (one with one
-      worker). A later time's rounds start from the labels so far, at the
-      ends of its new edges.
+    - ``"union-find"`` (default): each worker keeps a union-find (in C)
+      over the edges it holds, across times; a time's edges cost their
+      unions plus the label changes they make (when two components meet,
+      only the one whose label falls is walked). With one worker its
+      labels are the answer, with no loop. With more, each worker's
+      changed ``(node, local label)`` pairs are stars that join the
+      workers' partial components by min-label propagation in an
+      ``iterative()`` scope: rounds about the diameter of the stars' graph
+      (a few on large random graphs), each carrying only the labels that
+      fell. Memory per worker: its edges' nodes, O((m + n) / W) for
+      random or hashed ids.
+    - ``"propagate"``: each worker reduces a time's edges to stars (a
+      union-find over that time's edges only, every node linked to the
+      least node of its part) and the stars of all times are joined by the
+      same min-label propagation, one round also with one worker.
 
-    ``on_round``: with ``"propagate"``, ``on_round(round, rows)`` is called
-    on each worker once a round of the loop is complete there, with the
-    number of labels that fell on that worker in it (rounds without any are
-    not reported); ignored by ``"gather"``, which has no rounds.
+    ``on_round``: ``on_round(round, rows)`` is called on each worker once a
+    round of the propagation is complete there, with the number of labels
+    that fell on that worker in it (rounds without any are not reported);
+    with ``"union-find"`` on one worker there are no rounds.
     """
-    if method not in ("gather", "propagate"):
-        raise ColumnarError(f"method is 'gather' or 'propagate', not {method!r}")
+    if method not in ("union-find", "propagate"):
+        raise ColumnarError(f"method is 'union-find' or 'propagate', not {method!r}")
 
     def checked(b: Batch) -> Batch:
         s, d = _edges(b, src, dst)
@@ -204,24 +254,15 @@ def connected_components(edges, nodes=None, *, method: str = "gather", src: str 
     if nodes is not None:
         edges = edges.concat(nodes.map_batch(
             lambda b: Batch(src=_nodes(b, "node"), dst=_nodes(b, "node"))))
-    if method == "gather":
-        if edges.scope.peers > 1:
-            stars = _local_forests(edges, "src", "dst").map_batch(
-                lambda b: b.with_columns(worker=np.zeros(len(b), dtype=np.int64)))
-            edges = stars.exchange("worker")
-        return _kept_components(edges).exchange("node")
-
-    def symmetric(b: Batch) -> Batch:
-        s, d = b["src"], b["dst"]
-        linked = s != d
-        s, d = s[linked], d[linked]
-        return Batch(src=np.concatenate([s, d]), dst=np.concatenate([d, s]),
-                     weight=np.zeros(2 * len(s), dtype=np.int64))
-
-    stars = _local_forests(edges, "src", "dst")
-    vertices = stars.map_batch(lambda b: Batch(node=b["src"]))
-    return _spread(stars.map_batch(symmetric), None, "label", vertices=vertices,
-                   self_seeded=True, on_round=on_round, name="MinLabel")
+    edges = spread_edges(edges)
+    if method == "union-find":
+        stars = _kept_components(edges, "LocalComponents")
+        if edges.scope.peers == 1:
+            return stars
+        return _joined(stars, on_round)
+    stars = _local_forests(edges, "src", "dst").map_batch(
+        lambda b: Batch(node=b["src"], label=b["dst"]))
+    return _joined(stars, on_round)
 
 
 def bfs(edges, roots, *, src: str = "src", dst: str = "dst", on_round=None):

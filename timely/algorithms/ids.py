@@ -420,7 +420,7 @@ def _documented(core: Callable[..., Any], inputs: str, outputs: str,
 @_documented(graph.connected_components, "``src``, ``dst``, ``node``",
              "``node`` and ``label`` map back: the label is the least string")
 def connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
-                         method: str = "gather", src: str = "src", dst: str = "dst",
+                         method: str = "union-find", src: str = "src", dst: str = "dst",
                          on_round: OnRound | None = None, ids: Ids = "int64") -> Stream[Batch]:
     v = _Vertices(ids, "connected_components")
     edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)))

@@ -1,10 +1,11 @@
 """Connected components: columnar, and by record label propagation in a loop.
 
 By default the example runs :func:`timely.algorithms.connected_components`
-over numpy Batches of edges (``connected_components_columnar``): each worker
-reduces its edges to stars by a compiled union-find, then the stars are
-joined (gathered to one worker's union-find, or ``--method propagate``:
-min-label propagation over them in an ``iterative()`` scope). It prints its
+over numpy Batches of edges (``connected_components_columnar``): the edges
+are spread evenly over the workers, each worker keeps a compiled union-find
+over its share, and the workers' partial components are joined by min-label
+propagation in an ``iterative()`` scope (``--method propagate``: each
+worker's union-find covers one time's edges only). It prints its
 time beside scipy's ``connected_components`` when scipy is installed.
 
 ``--records`` runs the record-API version below instead.
@@ -34,7 +35,7 @@ proposal per neighbour; the number of iterations is the largest distance from
 a node to the least node of its component.
 
 Run: ``python -m timely.examples.connected_components [--nodes N] [--edges M] [--workers W]
-[--method gather|propagate] [--records]``
+[--method union-find|propagate] [--records]``
 
 >>> labels, rounds = connected_components(6, [(0, 1), (1, 2), (4, 5), (3, 4)])
 >>> labels
@@ -223,7 +224,7 @@ def _columnar_work(worker, nodes: int, src: np.ndarray, dst: np.ndarray, method:
     return got
 
 
-def connected_components_columnar(nodes: int, edges, workers: int = 1, method: str = "gather",
+def connected_components_columnar(nodes: int, edges, workers: int = 1, method: str = "union-find",
                                   **options) -> list[int]:
     """Per node, the least node id of its component, by
     :func:`timely.algorithms.connected_components` over Batches of edges.
@@ -251,8 +252,8 @@ def main(argv=None) -> tuple[list[int], int | None]:
     parser.add_argument("--edges", type=int, default=10**5, help="edges (default 10^5)")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("-w", "--workers", type=int, default=1, help="worker count (default 1)")
-    parser.add_argument("--method", choices=("gather", "propagate"), default="gather",
-                        help="how the columnar version joins the workers' stars")
+    parser.add_argument("--method", choices=("union-find", "propagate"),
+                        default="union-find", help="the columnar version's method")
     parser.add_argument("--records", action="store_true",
                         help="run the record-API label propagation instead")
     args = parser.parse_args(argv)
