@@ -5,7 +5,7 @@ The graph: ``rmat_edges(scale, edges, seed=1)`` (R-MAT), 10^7 edges by
 default (``TIMELY_INFLATION_EDGES`` sets the count), on ``2**scale`` nodes
 for the least ``scale`` with ``2**scale >= edges / 2.5`` (2^22 at 10^7).
 SSSP's edges carry a ``weight`` column, uniform in [0, 1) (seed 1). The
-algorithms: connected components (``gather``, the default, and
+algorithms: connected components (``union-find``, the default, and
 ``propagate``), PageRank (10 iterations), BFS and SSSP from ``src[0]``,
 label propagation (10 iterations) and the triangle count.
 
@@ -86,7 +86,7 @@ class Algorithm:
 
 
 ALGORITHMS = {
-    "cc-gather": Algorithm(lambda e, n, root: connected_components(e, n)),
+    "cc-union-find": Algorithm(lambda e, n, root: connected_components(e, n)),
     "cc-propagate": Algorithm(lambda e, n, root: connected_components(e, n, method="propagate")),
     "pagerank-10": Algorithm(lambda e, n, root: pagerank(e, ITERATIONS, nodes=n)),
     "bfs": Algorithm(lambda e, n, root: bfs(e, n.filter_batch(lambda b: b["node"] == root))),
