@@ -38,19 +38,23 @@ The pieces, for other programs over text ids (such as a :func:`pregel`
 whose states hold vertex ids):
 
 - :func:`number_ids`: per time, the distinct ids of a text column, sorted
-  and numbered, as ``(id, number)`` Batches on worker 0;
+  and numbered, as ``(id, number)`` Batches, each worker holding one range
+  of the order;
 - :func:`encode_ids`: text id columns replaced by their numbers;
 - :func:`decode_ids`: number columns replaced by their ids.
 
-How and what it costs: each worker's ids go through
-:meth:`~timely.Stream.distinct` (exchanged by id, each kept once), the
-distinct ids to worker 0, which sorts them (``numpy.argsort`` of the str,
-O(n log n) comparisons on one worker for ``n`` distinct ids, and the ``n``
-ids in its memory) and numbers them; the ``(id, number)`` pairs travel back
-through a join per id column, exchanged by id to rewrite the edges and
-nodes, exchanged by number to rewrite the output (each a hash and an exact
-compare of the id's bytes per row, in C). :func:`bfs_paths`' paths, already
-gathered on one worker, are rewritten on worker 0.
+How and what it costs, for ``n`` distinct ids on ``W`` workers: each
+worker's ids go through :meth:`~timely.Stream.distinct` (exchanged by id,
+each kept once); the distinct ids are sorted by sampled ranges, with no
+worker holding more than about ``n / W`` of them plus the samples
+(:func:`number_ids`: ``O(n / W log n)`` comparisons of str a worker, every
+id exchanged once more, a sample of up to ``max(64, 4 W)`` ids from each
+worker to every worker, and ``W`` counts from each worker). The ``(id,
+number)`` pairs travel through a join per id column, exchanged by id to
+rewrite the edges and nodes, exchanged by number to rewrite the output
+(each a hash and an exact compare of the id's bytes per row, in C).
+:func:`bfs_paths`' paths, one sorted Batch by contract, are rewritten on
+worker 0, with only the text of the numbers they hold.
 
 >>> import numpy as np
 >>> import timely
@@ -76,9 +80,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import numpy as np
 
 from timely.algorithms import graph, graphalytics, graphframes, vertex_program
+from timely.algorithms.propagation import each_time
 from timely.container import Batch, StringColumn
 from timely.dataflow.builder import OperatorBuilder
-from timely.dataflow.channels import Exchange
+from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.operators.core import per_time
 from timely.dataflow.operators.relational import join
 from timely.errors import ColumnarError
@@ -118,6 +123,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 # column is likely to have, since a join refuses a name on both sides.
 _TEXT = "ids: text"
 _NUMBER = "ids: number"
+# The numbering's own: a row's worker, the ids before a worker's range, a
+# sampled id and how many ids it stands for.
+_TO = "ids: to"
+_BEFORE = "ids: before"
+_SAMPLED = "ids: sampled"
+_WEIGHT = "ids: weight"
 
 
 # -- checks -------------------------------------------------------------------------
@@ -194,10 +205,15 @@ def _text_ids(column: str, algorithm: str) -> Callable[[Any], Batch]:
 
 # -- the pieces ---------------------------------------------------------------------
 
+# The least number of ids each worker samples (more at many workers: see
+# _sample_size).
+_SAMPLE = 64
 
-def _first_worker(batch: Batch) -> np.ndarray:
-    """Routes every row to worker 0 (hash 0)."""
-    return np.zeros(len(batch), dtype=np.int64)
+
+def _sample_size(peers: int) -> int:
+    """How many ids each worker samples: enough that no range holds more
+    than about ``n / peers + 2 n / size`` of ``n`` ids."""
+    return max(_SAMPLE, 4 * peers)
 
 
 def _gathered(held: list[Batch], data: Batch) -> list[Batch]:
@@ -206,35 +222,15 @@ def _gathered(held: list[Batch], data: Batch) -> list[Batch]:
     return held
 
 
-def _numbering(ids: Stream[Batch], column: str, pinned: str | None,
-               once: str | None) -> Stream[Batch]:
-    """:func:`number_ids`, with ``pinned`` (when given) numbered -1 rather
-    than by its rank, and, when ``once`` names an algorithm, ids at a second
-    time refused."""
-    unique = ids.distinct(column, name="DistinctIds")
-    b = OperatorBuilder("NumberIds", ids.scope)
-    inp = b.new_input(unique, Exchange(batch=_first_worker))
+def _complete_times(stream: Stream[Batch], pact: Any, name: str,
+                    finish: Callable[[Any, list[Batch]], Batch | None]) -> Stream[Batch]:
+    """``finish(time, batches)`` per worker and complete time, in time
+    order, over the non-empty Batches of that time that ``pact`` brings the
+    worker (kept as they came, so that Batches of different columns may
+    share the stream); what it returns is the output at that time."""
+    b = OperatorBuilder(name, stream.scope)
+    inp = b.new_input(stream, pact)
     out, result = b.new_output()
-    numbered: list[Any] = []            # the time numbered, when once
-
-    def finish(time: Any, held: list[Batch]) -> Batch | None:
-        if not held:
-            return None
-        if once is not None:
-            if numbered:
-                raise ColumnarError(
-                    f"{once}: with ids='string' a graph's vertex ids arrive at one time; they "
-                    f"came at {numbered[0]} and again at {time} (the ids are numbered in sorted "
-                    f"order, which an id given later could not keep)")
-            numbered.append(time)
-        rows = held[0] if len(held) == 1 else Batch.concat(held)
-        stored = rows.column(column)
-        values = np.asarray(rows[column], dtype=object)
-        order = np.argsort(values, kind="stable")
-        number = np.arange(len(order), dtype=np.int64)
-        if pinned is not None:
-            number[values[order] == pinned] = -1
-        return Batch.from_columns({"id": stored.take(order), "number": number}, len(order))
 
     def build(caps: Any, _info: Any) -> Any:
         caps.clear()
@@ -244,19 +240,177 @@ def _numbering(ids: Stream[Batch], column: str, pinned: str | None,
     return result
 
 
+def _first_worker(batch: Batch) -> np.ndarray:
+    """Routes every row to worker 0 (hash 0)."""
+    return np.zeros(len(batch), dtype=np.int64)
+
+
+def _addressed(batch: Batch) -> np.ndarray:
+    """Routes each row to the worker its ``_TO`` column names."""
+    return np.asarray(batch[_TO], dtype=np.int64)
+
+
+def _str(column: Any) -> np.ndarray:
+    """The values of a text column as Python str (an object array), which
+    numpy compares as Python does: exactly, by code point."""
+    return np.asarray(column, dtype=object)
+
+
+def _concat(held: list[Batch]) -> Batch:
+    return held[0] if len(held) == 1 else Batch.concat(held)
+
+
+def _locally_sorted(column: str) -> Callable[[Batch], Batch]:
+    """A worker's distinct ids of a time, sorted, as a ``_TEXT`` column."""
+
+    def sort(rows: Batch) -> Batch:
+        stored = rows.column(column)
+        order = np.argsort(_str(stored), kind="stable")
+        return Batch.from_columns({_TEXT: stored.take(order)}, len(order))
+
+    return sort
+
+
+def _regular_sample(size: int) -> Callable[[Batch], Batch]:
+    """At most ``size`` ids at regular positions of a worker's sorted ids,
+    each with the number of ids from it to the next (its weight)."""
+
+    def sample(rows: Batch) -> Batch:
+        n = len(rows)
+        k = min(n, size)
+        at = np.arange(k, dtype=np.int64) * n // max(k, 1)
+        weight = np.diff(np.append(at, n))
+        return Batch.from_columns({_SAMPLED: rows.column(_TEXT).take(at), _WEIGHT: weight}, k)
+
+    return sample
+
+
+def _splitters(samples: Batch, peers: int) -> np.ndarray:
+    """At most ``peers - 1`` sampled ids, ascending, cutting the weight of
+    the samples into ``peers`` near-equal ranges. Every worker has the same
+    samples, so every worker picks the same splitters."""
+    values = _str(samples.column(_SAMPLED))
+    order = np.argsort(values, kind="stable")
+    values = values[order]
+    weight = np.asarray(samples[_WEIGHT], dtype=np.int64)[order]
+    before = np.cumsum(weight) - weight
+    # Splitter k: the first sample with at least k / peers of the weight before it.
+    cut = np.searchsorted(before * peers, np.arange(1, peers, dtype=np.int64) * int(weight.sum()))
+    return values[cut[cut < len(values)]]
+
+
+def _range_partition(peers: int, once: str | None) -> Callable[[Any, list[Batch]], Batch | None]:
+    """A worker's distinct ids of a time with the index of their range (the
+    worker that numbers them) in ``_TO``, by the splitters of every
+    worker's samples. With ``once`` (an algorithm's name), samples at a
+    second time raise: every worker has the samples of every time at which
+    any worker has ids, so every worker sees the second time."""
+    numbered: list[Any] = []            # the time numbered, when once
+
+    def partition(time: Any, held: list[Batch]) -> Batch | None:
+        samples = [h for h in held if _SAMPLED in h.names]
+        if not samples:
+            return None
+        if once is not None:
+            if numbered:
+                raise ColumnarError(
+                    f"{once}: with ids='string' a graph's vertex ids arrive at one time; they "
+                    f"came at {numbered[0]} and again at {time} (the ids are numbered in sorted "
+                    f"order, which an id given later could not keep)")
+            numbered.append(time)
+        ids = [h for h in held if _TEXT in h.names]
+        if not ids:
+            return None
+        splitters = _splitters(_concat(samples), peers)
+        rows = _concat(ids)
+        to = np.searchsorted(splitters, _str(rows.column(_TEXT)), side="right")
+        return Batch.from_columns({_TEXT: rows.column(_TEXT), _TO: to.astype(np.int64)},
+                                  len(rows))
+
+    return partition
+
+
+def _counts_before(peers: int) -> Callable[[Batch], Batch]:
+    """One row per worker ``v``: how many of these ids go to ranges before
+    ``v``'s (the sum over every worker's rows is where ``v``'s numbers start)."""
+
+    def counts(rows: Batch) -> Batch:
+        per_range = np.bincount(np.asarray(rows[_TO], dtype=np.int64), minlength=peers)
+        return Batch.from_columns({_TO: np.arange(peers, dtype=np.int64),
+                                   _BEFORE: np.cumsum(per_range) - per_range}, peers)
+
+    return counts
+
+
+def _numbered(pinned: str | None) -> Callable[[Any, list[Batch]], Batch | None]:
+    """A worker's range of ids, sorted and numbered from the count of the
+    ids of the ranges before it."""
+
+    def number(_time: Any, held: list[Batch]) -> Batch | None:
+        ids = [h for h in held if _TEXT in h.names]
+        if not ids:
+            return None
+        start = sum(int(np.sum(h[_BEFORE])) for h in held if _BEFORE in h.names)
+        stored = _concat(ids).column(_TEXT)
+        values = _str(stored)
+        order = np.argsort(values, kind="stable")
+        number = np.arange(start, start + len(order), dtype=np.int64)
+        if pinned is not None:
+            number[values[order] == pinned] = -1
+        return Batch.from_columns({"id": stored.take(order), "number": number}, len(order))
+
+    return number
+
+
+def _numbering(ids: Stream[Batch], column: str, pinned: str | None,
+               once: str | None) -> Stream[Batch]:
+    """:func:`number_ids`, with ``pinned`` (when given) numbered -1 rather
+    than by its rank, and, when ``once`` names an algorithm, ids at a second
+    time refused.
+
+    A sort by sampled ranges: each worker sorts its distinct ids and sends
+    every worker a regular sample of them; every worker picks the same
+    ``W - 1`` splitters from the samples, cutting the ids into ``W`` ranges
+    of near-equal size, and sends each id to the worker of its range, with
+    one count per worker of the ids it sends to the ranges before that
+    worker's; each worker sorts its range and numbers it from the sum of
+    those counts."""
+    peers = ids.scope.peers
+    unique = ids.distinct(column, name="DistinctIds")
+    ordered = each_time(unique, Pipeline(), _locally_sorted(column), "SortIds")
+    samples = ordered.map_batch(_regular_sample(_sample_size(peers)),
+                                name="SampleIds").broadcast(name="SampledIds")
+    ranged = _complete_times(ordered.concat(samples), Pipeline(), "RangeIds",
+                             _range_partition(peers, once))
+    counts = ranged.map_batch(_counts_before(peers), name="CountIds")
+    return _complete_times(ranged.concat(counts), Exchange(batch=_addressed), "NumberIds",
+                           _numbered(pinned))
+
+
 def number_ids(ids: Stream[Batch], column: str = "id", *, once: bool = False) -> Stream[Batch]:
     """Per time, the distinct values of the text ``column`` of ``ids``,
-    numbered in sorted order: one Batch per time with rows in that order,
-    columns ``id`` (the text, as the input held it) and ``number`` (int64,
-    ``0`` to ``n - 1``), on worker 0.
+    numbered in sorted order: columns ``id`` (the text, as the input held
+    it) and ``number`` (int64, ``0`` to ``n - 1``). The rows are spread
+    over the workers by range of the order: worker ``k`` sends, once the
+    time is complete, one Batch holding the ``k``-th range of the ids,
+    rows in order (the numbers of worker ``k`` all below those of worker
+    ``k + 1``); a worker whose range is empty sends nothing. The numbers
+    are the same at any worker count; which ids each worker holds is not.
 
     Python's order of str (by code point); text is compared exactly (never
     by hash alone), so ids that differ in one byte get two numbers.
     ``once``: ids at a second time raise :class:`~timely.ColumnarError`
-    (numbers that must stay fixed across times). Cost: a
+    (numbers that must stay fixed across times), on every worker.
+
+    Cost, for the ``n`` distinct ids of a time on ``W`` workers: a
     :meth:`~timely.Stream.distinct` (each id exchanged once and kept once
-    per time), then ``O(n log n)`` comparisons of str on worker 0 for the
-    ``n`` distinct ids of a time, and its memory for them.
+    per time); a local sort of each worker's distinct ids; a regular
+    sample of up to ``max(64, 4 W)`` of them from each worker to every
+    worker, from which every worker picks the same ``W - 1`` splitters;
+    each id exchanged once more, to the worker of its range, with ``W``
+    counts from each worker; a sort of each range. Each worker holds
+    and compares (``O(n / W log n)`` comparisons of str) about ``n / W``
+    ids: a range holds at most about ``n / W + 2 n / max(64, 4 W)``.
 
     >>> import timely
     >>> def work(worker):
@@ -319,31 +473,43 @@ def decode_ids(stream: Stream[Batch], numbering: Stream[Batch],
     return stream
 
 
+def _numbers_held(batch: Batch) -> Batch:
+    """The numbers in every column of ``batch``, each once."""
+    numbers = np.unique(np.concatenate([np.empty(0, dtype=np.int64)] + [
+        np.asarray(batch[n], dtype=np.int64) for n in batch.names]))
+    return Batch.from_columns({_NUMBER: numbers}, len(numbers))
+
+
+def _looked_up(_time: Any, held: list[Batch]) -> Batch | None:
+    """The rows of a time with every column decoded, in their order, by
+    the ``(number, text)`` pairs of the numbers they hold."""
+    pairs = [h for h in held if _TEXT in h.names]
+    rows = [h for h in held if _TEXT not in h.names]
+    if not rows or not pairs:
+        return None
+    table = _concat(pairs)
+    by_number = np.argsort(table[_NUMBER], kind="stable")
+    numbers, text = table[_NUMBER][by_number], table.column(_TEXT).take(by_number)
+    batch = _concat(rows)
+    return Batch.from_columns(
+        {n: text.take(np.searchsorted(numbers, batch[n])) for n in batch.names}, len(batch))
+
+
 def _decode_gathered(stream: Stream[Batch], numbering: Stream[Batch]) -> Stream[Batch]:
     """``stream`` with every column decoded, on worker 0, keeping the
-    order of the rows: for outputs already gathered on one worker."""
-    b = OperatorBuilder("DecodeGathered", stream.scope)
-    inp = b.new_input(stream.concat(numbering), Exchange(batch=_first_worker))
-    out, result = b.new_output()
-
-    def finish(_time: Any, held: list[Batch]) -> Batch | None:
-        tables = [h for h in held if h.names == ("id", "number")]
-        rows = [h for h in held if h.names != ("id", "number")]
-        if not rows or not tables:
-            return None
-        table = Batch.concat(tables)
-        by_number = np.argsort(table["number"], kind="stable")
-        numbers, text = table["number"][by_number], table.column("id").take(by_number)
-        batch = Batch.concat(rows)
-        return Batch.from_columns(
-            {n: text.take(np.searchsorted(numbers, batch[n])) for n in batch.names}, len(batch))
-
-    def build(caps: Any, _info: Any) -> Any:
-        caps.clear()
-        return per_time(b, inp, out, lambda time: [], _gathered, finish)
-
-    b.build(build)
-    return result
+    order of the rows: for outputs that are by contract one Batch on one
+    worker, in an order that spans all their rows (the paths of
+    :func:`bfs_paths`, sorted), which a decode exchanged by number would
+    scatter. Only the rows and the text of the numbers they hold go to
+    worker 0: the numbers are looked up where ``numbering`` is (a
+    :func:`~timely.dataflow.operators.relational.join` exchanged by
+    number), not the whole numbering gathered. Every number in the rows
+    numbers an id (as in an algorithm's output over the numbered ids)."""
+    wanted = stream.map_batch(_numbers_held, name="NumbersHeld").distinct(
+        _NUMBER, name="DistinctNumbers")
+    pairs = join(wanted, _table(numbering), on=_NUMBER, name="LookUpIds")
+    return _complete_times(stream.concat(pairs), Exchange(batch=_first_worker),
+                           "DecodeGathered", _looked_up)
 
 
 # -- one call's ids -----------------------------------------------------------------
@@ -384,7 +550,8 @@ class _Vertices:
         return decode_ids(stream, self.numbering, columns[::-1])
 
     def gathered(self, stream: Stream[Batch]) -> Stream[Batch]:
-        """The algorithm's output, one worker's, with every column mapped back."""
+        """The algorithm's output, one Batch on one worker by contract, with
+        every column mapped back on worker 0, its rows in their order."""
         if self.numbering is None:
             return stream
         return _decode_gathered(stream, self.numbering)
@@ -396,9 +563,10 @@ _NOTE = """
     :class:`~timely.ColumnarError` naming it); ``ids="string"``: the id
     columns ({inputs}) hold text, numbered in sorted order by
     :mod:`timely.algorithms.ids` ({outputs}), given at one time (ids at a
-    second time raise :class:`~timely.ColumnarError`). The numbering costs
-    ``O(n log n)`` on one worker for ``n`` distinct ids, and a join per id
-    column in and out.{extra}
+    second time raise :class:`~timely.ColumnarError`). The numbering is a
+    sort spread over the workers (about ``n / W`` of ``n`` distinct ids on
+    each of ``W`` workers, ``O(n / W log n)`` comparisons each), and a join
+    per id column in and out.{extra}
     """
 
 
@@ -538,7 +706,8 @@ def shortest_paths(edges: Stream[Batch], landmarks: Stream[Batch],
 
 
 @_documented(graphframes.bfs_paths, "``src``, ``dst``, the ``node`` of both vertex sets",
-             "every ``v<i>`` maps back, on worker 0; rows sorted by the strings")
+             "every ``v<i>`` maps back, on worker 0, which gets the text of the "
+             "vertices on paths only; rows sorted by the strings")
 def bfs_paths(edges: Stream[Batch], from_nodes: Stream[Batch], to_nodes: Stream[Batch], *,
               directed: bool = True, max_length: int | None = None, src: str = "src",
               dst: str = "dst", ids: Ids = "int64") -> Stream[Batch]:
