@@ -42,3 +42,50 @@ def run_graph(algorithms: dict, edges, node_columns=(), weights=None, workers: i
         for name, rows in part.items():
             merged[name].extend(rows)
     return merged
+
+
+def rows_received(logs: list) -> dict:
+    """Per ``(worker, operator name)``, the records that the worker's
+    operator of that name took in, over all its inputs, from the
+    :mod:`timely.logging` events of each worker (``logs[k]``: worker k's
+    ``(time_ns, worker, event)`` triples, with ``MessagesEvent``,
+    ``OperatesEvent`` and ``ChannelsEvent``)."""
+    from timely.logging import ChannelsEvent, MessagesEvent, OperatesEvent
+
+    got: dict = defaultdict(int)
+    for worker, events in enumerate(logs):
+        names = {e.addr: e.name for _, _, e in events if type(e) is OperatesEvent}
+        into = {e.id: names.get((*e.scope_addr, e.target[0]))
+                for _, _, e in events if type(e) is ChannelsEvent}
+        for _, _, e in events:
+            if type(e) is MessagesEvent and not e.is_send and into.get(e.channel):
+                got[worker, into[e.channel]] += e.record_count
+    return dict(got)
+
+
+def logged_graph_run(build, src, dst, workers: int, *, all_on_first: bool = True) -> tuple:
+    """``build(edges)`` run at ``workers`` worker processes on the edges
+    ``src -> dst``, all introduced by worker 0 (or every ``workers``-th by
+    each); returns ``(rows, logs)``: the output rows of all workers and each
+    worker's logged events (see :func:`rows_received`)."""
+
+    def work(worker):
+        events: list = []
+        worker.logging.register(lambda _t, batch: events.extend(batch),
+                                kinds=["MessagesEvent", "OperatesEvent", "ChannelsEvent"])
+        got: list = []
+        with worker.dataflow() as scope:
+            handle, edges = scope.new_input()
+            build(edges).inspect_batch(lambda t, b: got.extend(b.to_records()))
+        k, p = worker.index, worker.peers
+        if not all_on_first:
+            handle.send_batch(timely.Batch(src=src[k::p], dst=dst[k::p]))
+        elif k == 0:
+            handle.send_batch(timely.Batch(src=src, dst=dst))
+        handle.close()
+        worker.drain()
+        worker.logging.flush()
+        return got, events
+
+    parts = timely.execute(work, workers=workers)
+    return [r for rows, _ in parts for r in rows], [events for _, events in parts]

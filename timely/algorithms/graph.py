@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from timely.algorithms._graph import Components, component_minima
+from timely.algorithms._graph import Components, component_minima, edge_hash
 from timely.algorithms.propagation import each_time, latest, lowest, pushed, settle, stepped
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
@@ -113,33 +113,17 @@ def _spread(arcs, seeds, value: str, *, vertices=None, slot: str | None = None,
     return settle(changes, keys, value)
 
 
-_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-
-
-def _mixed(values: np.ndarray) -> np.ndarray:
-    """A 64-bit mix of int64 ``values`` (the finalizer of SplitMix64): every
-    bit of the result depends on every bit of the value, so ids that share
-    their low bits (multiples of 8, say) still spread over any worker count."""
-    x = values.view(np.uint64)
-    x = (x ^ (x >> np.uint64(30))) * _MIX1
-    x = (x ^ (x >> np.uint64(27))) * _MIX2
-    return x ^ (x >> np.uint64(31))
-
-
 def _edge_hash(batch: Batch) -> np.ndarray:
-    """Per edge, a hash of both its ends: routing by it gives every worker
-    an equal share of the edges whatever the degrees (a hub's edges are
-    split over all the workers), and edges that arrived all on one worker
-    leave it."""
-    return _mixed(np.asarray(batch["src"], dtype=np.int64)) ^ _mixed(
-        np.asarray(batch["dst"], dtype=np.int64) + np.int64(0x632BE59BD9B4E019))
+    return edge_hash(np.ascontiguousarray(batch["src"], dtype=np.int64),
+                     np.ascontiguousarray(batch["dst"], dtype=np.int64))
 
 
 def spread_edges(edges, name: str = "SpreadEdges"):
     """``edges`` (Batches with int64 ``src`` and ``dst``) exchanged so that
-    each of W workers holds about 1/W of them, a hub's edges included (see
-    :func:`_edge_hash`); unchanged with one worker. Cost: one exchange of
-    every edge."""
+    each of W workers holds about 1/W of them, a hub's edges included (by a
+    hash of both ends, :func:`~timely.algorithms._graph.edge_hash`), and
+    edges that arrived all on one worker leave it; unchanged with one
+    worker. Cost: one exchange of every edge."""
     if edges.scope.peers == 1:
         return edges
     return edges.exchange_batch(_edge_hash, name=name)
@@ -185,16 +169,38 @@ def _kept_components(edges, name: str = "Components"):
     return each_time(edges, Pipeline(), changed, name)
 
 
+_FANOUT = 64
+
+
+def _bounded_tree(node: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Undirected edges joining each group of ``node`` sharing a ``label``
+    to that label as a tree in which no vertex has more than ``_FANOUT``
+    children: the members in a row, the first ``_FANOUT`` linked to the
+    label, each later one to the member ``_FANOUT`` times nearer the front.
+    A star would do, but its centre, owned by one worker, would take in an
+    edge per member (a giant component's least vertex, all of them); the
+    tree joins the same vertices with depth ``log_FANOUT`` of the group."""
+    keep = node != label
+    node, label = node[keep], label[keep]
+    order = np.argsort(label, kind="stable")
+    node, label = node[order], label[order]
+    first = np.flatnonzero(np.concatenate([[True], label[1:] != label[:-1]])) if len(label) \
+        else np.zeros(0, dtype=np.int64)
+    start = np.repeat(first, np.diff(np.append(first, len(label))))
+    position = np.arange(len(node)) - start
+    up = position // _FANOUT - 1
+    parent = np.where(up < 0, label, node[start + np.maximum(up, 0)])
+    return node, parent
+
+
 def _joined(stars, on_round):
     """The least label per node over the ``(node, label)`` stars of all
-    workers, each star read as an undirected edge: min-label propagation
-    in an ``iterative()`` scope (:func:`_spread`), kept across times; per
-    time, the nodes whose label fell at it."""
+    workers, each read as undirected edges (shaped by :func:`_bounded_tree`):
+    min-label propagation in an ``iterative()`` scope (:func:`_spread`),
+    kept across times; per time, the nodes whose label fell at it."""
 
     def arcs(b: Batch) -> Batch:
-        s, d = b["node"], b["label"]
-        linked = s != d
-        s, d = s[linked], d[linked]
+        s, d = _bounded_tree(np.asarray(b["node"]), np.asarray(b["label"]))
         return Batch(src=np.concatenate([s, d]), dst=np.concatenate([d, s]),
                      weight=np.zeros(2 * len(s), dtype=np.int64))
 
