@@ -39,11 +39,9 @@ import numpy as np
 from timely.algorithms._graph import Components, component_minima, edge_hash
 from timely.algorithms.propagation import each_time, latest, lowest, pushed, settle, stepped
 from timely.container import Batch
-from timely.dataflow.builder import OperatorBuilder
-from timely.dataflow.channels import Exchange, Pipeline
-from timely.dataflow.notificator import FrontierNotificator
+from timely.dataflow.channels import Pipeline
 from timely.dataflow.operators.core import Ok
-from timely.dataflow.operators.relational import KeyIndex, PendingBatches
+from timely.dataflow.operators.relational import KeyIndex
 from timely.errors import ColumnarError
 from timely.progress import less_equal
 
@@ -337,44 +335,6 @@ class _Ranks:
     def sums(self, batch: Batch) -> np.ndarray:
         ids = self.index.lookup([batch["node"]])
         return np.bincount(ids, weights=batch["c"], minlength=len(self.index))
-
-
-def _rank_step(info, contributions, body, name: str):
-    """A binary operator keyed by node: ``info`` (node, degree) rows are kept;
-    at each complete time, ``body(state, new_ids, contributions or None)``
-    gives the output Batch."""
-    b = OperatorBuilder(name, info.scope)
-    iin = b.new_input(info, Exchange("node"))
-    cin = b.new_input(contributions, Exchange("node"))
-    out, result = b.new_output()
-
-    def build(caps, _info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        infos, contributions = PendingBatches(notificator), PendingBatches(notificator)
-        state = _Ranks()
-
-        def run(frontiers):
-            for cap, data in iin:
-                infos.add(cap, data)
-            for cap, data in cin:
-                contributions.add(cap, data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                info = infos.take(ready.time)
-                new = state.add(info) if info is not None else np.zeros(0, np.int64)
-                produced = body(state, new, contributions.take(ready.time))
-                if produced is not None and len(produced):
-                    out.session(ready).give_container(produced)
-                ready.drop()
-
-        return run
-
-    b.build(build)
-    return result
 
 
 def _pagerank_fixed(edges, nodes, directed, iterations: int, damping: float, src: str,

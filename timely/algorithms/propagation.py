@@ -53,9 +53,8 @@ from timely.algorithms._graph import Adjacency, lower
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
-from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import per_time
-from timely.dataflow.operators.relational import KeyIndex, PendingBatches, bucket, expand
+from timely.dataflow.operators.relational import KeyIndex, at_complete_times, bucket, expand
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
@@ -155,17 +154,6 @@ class _Values:
         return Batch(columns)
 
 
-def _lexicographic_ready(time: tuple, frontiers: list) -> bool:
-    """True when no input can still bring a time whose outer coordinates
-    come before ``time``'s: every earlier outer time has finished."""
-    outer = time[:-1]
-    for frontier in frontiers:
-        for element in frontier.frontier():
-            if element[:-1] < outer:
-                return False
-    return True
-
-
 def _in_order(name: str, inputs: Mapping[str, tuple[Stream[Batch] | None, str]],
               start: Callable[[], Callable[[Any, dict[str, Batch | None]], list[Batch]]]
               ) -> Stream[Batch]:
@@ -174,45 +162,13 @@ def _in_order(name: str, inputs: Mapping[str, tuple[Stream[Batch] | None, str]],
     column)``; ``start()`` makes the state and returns ``step(cap, rows)``,
     called for each complete time once every earlier outer time has
     finished, in lexicographic order, with the rows of each port at it (None
-    where none came); the Batches it returns are the output at that time."""
-    b = OperatorBuilder(name, next(s for s, _ in inputs.values() if s is not None).scope)
-    ports = [(port, b.new_input(stream, Exchange(column)))
-             for port, (stream, column) in inputs.items() if stream is not None]
-    out, result = b.new_output()
-
-    def build(caps, _info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        pending = {port: PendingBatches(notificator) for port in inputs}
-        held: list = []                    # complete times, waiting for earlier outer times
-        step = start()
-
-        def run(frontiers):
-            for port, inp in ports:
-                for cap, data in inp:
-                    pending[port].add(cap, data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                held.append(item[0])
-            if not held:
-                return
-            held.sort(key=lambda c: c.time)
-            while held and _lexicographic_ready(held[0].time, frontiers):
-                cap = held.pop(0)
-                parts = [part for part in step(cap, {port: rows.take(cap.time)
-                                                     for port, rows in pending.items()})
-                         if len(part)]
-                if parts:
-                    out.session(cap).give_container(
-                        parts[0] if len(parts) == 1 else Batch.concat(parts))
-                cap.drop()
-
-        return run
-
-    b.build(build)
-    return result
+    where none came); the Batches it returns are the output at that time
+    (:func:`~timely.dataflow.operators.relational.at_complete_times`)."""
+    ports = list(inputs)
+    step = start()
+    return at_complete_times(name, [inputs[p] for p in ports],
+                             lambda cap, rows: step(cap, dict(zip(ports, rows))),
+                             lexicographic=True)
 
 
 def lowest(arcs: Stream[Batch], seeds: Stream[Batch] | None, loop: Stream[Batch], *,

@@ -46,10 +46,7 @@ import numpy as np
 
 from timely.container import Batch
 from timely.container.aggregate import GroupBy
-from timely.dataflow.builder import OperatorBuilder
-from timely.dataflow.channels import Exchange, Pipeline
-from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators.relational import KeyIndex, PendingBatches, join
+from timely.dataflow.operators.relational import KeyIndex, at_complete_times, join
 from timely.errors import AggregateError, ColumnarError
 
 if TYPE_CHECKING:
@@ -93,42 +90,9 @@ def _per_time(name: str, inputs: list, body: Callable[[Any, list], Batch | None]
     dropped: an input read only for its progress). Once a time is complete,
     ``body(time, rows)`` is called with one Batch (or None) per input, in
     time order; what it returns is sent at that time. ``after(frontiers)``
-    is called at the end of every activation."""
-    b = OperatorBuilder(name, inputs[0][0].scope)
-    ports = [(b.new_input(s, Exchange(k) if k is not None else Pipeline()), k)
-             for s, k in inputs]
-    out, result = b.new_output()
-
-    def build(caps: list, _info: Any) -> Callable[[list], None]:
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        pending = [PendingBatches(notificator) for _ in ports]
-
-        def run(frontiers: list) -> None:
-            for (port, key), held in zip(ports, pending):
-                for cap, data in port:
-                    if key is None:
-                        continue
-                    if type(data) is not Batch:
-                        raise ColumnarError(f"{name} works on Batches, not on "
-                                            f"{type(data).__name__}")
-                    held.add(cap, data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready = item[0]
-                produced = body(ready.time, [h.take(ready.time) for h in pending])
-                if produced is not None and len(produced):
-                    out.session(ready).give_container(produced)
-                ready.drop()
-            if after is not None:
-                after(frontiers)
-
-        return run
-
-    b.build(build)
-    return result
+    is called at the end of every activation
+    (:func:`~timely.dataflow.operators.relational.at_complete_times`)."""
+    return at_complete_times(name, inputs, lambda cap, rows: body(cap.time, rows), after=after)
 
 
 class _Table:

@@ -43,14 +43,15 @@ import numpy as np
 
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder, operator_name
-from timely.dataflow.channels import Exchange
+from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.columnar import _batch
 from timely.dataflow.operators._relational import KeyEncoder, KeyIndex, bucket, expand, first_rows
 from timely.dataflow.operators._relational import improve as _improve
 from timely.errors import ColumnarError
 
-__all__ = ["KeyEncoder", "KeyIndex", "distinct", "improve", "join"]
+__all__ = ["KeyEncoder", "KeyIndex", "PendingBatches", "at_complete_times", "distinct", "improve",
+           "join"]
 
 
 def _names(columns, what: str) -> tuple[str, ...]:
@@ -116,6 +117,91 @@ class PendingBatches:
             yield cap, self.take(cap.time)
 
 
+def _lexicographic_ready(time, frontiers) -> bool:
+    """True when no input can still bring a time whose outer coordinates
+    come before ``time``'s: every earlier outer time has finished."""
+    outer = time[:-1]
+    for frontier in frontiers:
+        for element in frontier.frontier():
+            if element[:-1] < outer:
+                return False
+    return True
+
+
+def at_complete_times(name: str, inputs, step, *, lexicographic: bool = False, after=None):
+    """An operator over several Batch streams that acts on each time once
+    it is complete (no input can still bring rows at it), in time order:
+    the one home of the pattern behind the joins, the vertex programs and
+    the graph loops.
+
+    ``inputs``: a sequence of ``(stream, route)``: ``route`` a column name
+    (the input is exchanged by it), a pact (``Pipeline()``,
+    ``Exchange(...)``), or None (read only for its progress: its data are
+    dropped). ``step(cap, rows)`` is called once per complete time with the
+    time's capability and, per input, its rows as one Batch (None when
+    none came); what it returns (a Batch, a list of Batches or None) is
+    sent at that time, empty Batches left out. The rows are held until the
+    time completes, then released.
+
+    ``lexicographic``: in a loop whose state is shared by all outer times,
+    a complete time also waits until every time with earlier outer
+    coordinates has finished (a linear extension of the product order), so
+    a value found late for an earlier outer time still reaches a later
+    one's state. ``after(frontiers)``: called at the end of every
+    activation. Returns the output stream.
+    """
+    streams = [(s, r) for s, r in inputs]
+    b = OperatorBuilder(name, next(s for s, _ in streams if s is not None).scope)
+    ports = [(b.new_input(s, Exchange(r) if type(r) is str else
+                          r if r is not None else Pipeline()), r is not None)
+             for s, r in streams if s is not None]
+    present = [s is not None for s, _ in streams]
+    out, result = b.new_output()
+
+    def build(caps, _info):
+        caps.clear()
+        notificator = FrontierNotificator(b.arity)
+        pending = [PendingBatches(notificator) for _ in ports]
+        waiting: list = []          # complete times held for earlier outer times
+
+        def emit(cap) -> None:
+            rows = iter([held.take(cap.time) for held in pending])
+            produced = step(cap, [next(rows) if here else None for here in present])
+            if produced is not None:
+                parts = [produced] if type(produced) is Batch else [
+                    p for p in produced if p is not None]
+                parts = [p for p in parts if len(p)]
+                if parts:
+                    out.session(cap).give_container(
+                        parts[0] if len(parts) == 1 else Batch.concat(parts))
+            cap.drop()
+
+        def run(frontiers):
+            for (inp, keep), held in zip(ports, pending):
+                for cap, data in inp:
+                    if keep:
+                        held.add(cap, _batch(data, name))
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                if not lexicographic:
+                    emit(item[0])
+                else:
+                    waiting.append(item[0])
+            if waiting:
+                waiting.sort(key=lambda c: c.time)
+                while waiting and _lexicographic_ready(waiting[0].time, frontiers):
+                    emit(waiting.pop(0))
+            if after is not None:
+                after(frontiers)
+
+        return run
+
+    b.build(build)
+    return result
+
+
 class _Built:
     """One side's rows of one time, grouped by key: the build side of a hash join."""
 
@@ -178,74 +264,50 @@ def join(left, right, on=None, *, left_on=None, right_on=None, persist: str | No
         raise ColumnarError(f"join keys of different lengths: {left_on} and {right_on}")
     build_left = persist == "left"
 
-    b = OperatorBuilder(operator_name(name, "Join"), left.scope)
-    lin = b.new_input(left, Exchange(left_on[0]))
-    rin = b.new_input(right, Exchange(right_on[0]))
-    out, result = b.new_output()
+    kept: list[_Built] = []          # the persisted side's rows, one entry per time
+    # The persisted side's codes must stay valid across times: one encoder
+    # per key position for the operator's life (the other side only looks
+    # up, adding nothing). Without persist, fresh ones per time.
+    kept_encoders = tuple(KeyEncoder() for _ in left_on)
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        lefts, rights = PendingBatches(notificator), PendingBatches(notificator)
-        kept: list[_Built] = []          # the persisted side's rows, one entry per time
-        # The persisted side's codes must stay valid across times: one
-        # encoder per key position for the operator's life (the other side
-        # only looks up, adding nothing). Without persist, fresh ones per time.
-        kept_encoders = tuple(KeyEncoder() for _ in left_on)
+    def combine(lrows: Batch, rrows: Batch, li, ri) -> Batch:
+        columns = dict(lrows.take(li).columns)
+        extra = [n for n in rrows.names if n not in right_on]
+        for n in extra:
+            if n in columns:
+                raise ColumnarError(f"join: column {n!r} is on both sides; rename one")
+        columns.update(rrows.select(extra).take(ri).columns)
+        return Batch.from_columns(columns, len(li))
 
-        def combine(lrows: Batch, rrows: Batch, li, ri) -> Batch:
-            columns = dict(lrows.take(li).columns)
-            extra = [n for n in rrows.names if n not in right_on]
-            for n in extra:
-                if n in columns:
-                    raise ColumnarError(f"join: column {n!r} is on both sides; rename one")
-            columns.update(rrows.select(extra).take(ri).columns)
-            return Batch.from_columns(columns, len(li))
+    def step(cap, rows) -> list[Batch]:
+        t = cap.time
+        lrows, rrows = rows
+        parts = []
+        if persist is None:
+            if lrows is not None and rrows is not None:
+                built = _Built(t, rrows, right_on, tuple(KeyEncoder() for _ in left_on))
+                li, ri = built.probe(built.index.encode(_keys(lrows, left_on, "join"), left_on))
+                if len(li):
+                    parts.append(combine(lrows, rrows, li, ri))
+            return parts
+        kept_rows, other = (lrows, rrows) if build_left else (rrows, lrows)
+        kept_on, other_on = (left_on, right_on) if build_left else (right_on, left_on)
+        if kept_rows is not None:
+            kept.append(_Built(t, kept_rows, kept_on, kept_encoders))
+        if other is not None and kept:
+            # Every kept index shares kept_encoders: encode once.
+            codes = kept[0].index.encode(_keys(other, other_on, "join"), other_on)
+            for built in kept:
+                if not time_less_equal(built.time, t):
+                    continue
+                oi, ki = built.probe(codes)
+                if len(oi):
+                    parts.append(combine(built.batch, other, ki, oi) if build_left
+                                 else combine(other, built.batch, oi, ki))
+        return parts
 
-        def run(frontiers):
-            for cap, data in lin:
-                lefts.add(cap, _batch(data, "join"))
-            for cap, data in rin:
-                rights.add(cap, _batch(data, "join"))
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                t = ready.time
-                lrows, rrows = lefts.take(t), rights.take(t)
-                parts = []
-                if persist is None:
-                    if lrows is not None and rrows is not None:
-                        built = _Built(t, rrows, right_on, tuple(KeyEncoder() for _ in left_on))
-                        li, ri = built.probe(
-                            built.index.encode(_keys(lrows, left_on, "join"), left_on))
-                        if len(li):
-                            parts.append(combine(lrows, rrows, li, ri))
-                else:
-                    kept_rows, other = (lrows, rrows) if build_left else (rrows, lrows)
-                    kept_on, other_on = (left_on, right_on) if build_left else (right_on, left_on)
-                    if kept_rows is not None:
-                        kept.append(_Built(t, kept_rows, kept_on, kept_encoders))
-                    if other is not None and kept:
-                        # Every kept index shares kept_encoders: encode once.
-                        codes = kept[0].index.encode(_keys(other, other_on, "join"), other_on)
-                        for built in kept:
-                            if not time_less_equal(built.time, t):
-                                continue
-                            oi, ki = built.probe(codes)
-                            if len(oi):
-                                parts.append(combine(built.batch, other, ki, oi) if build_left
-                                             else combine(other, built.batch, oi, ki))
-                if parts:
-                    out.session(ready).give_container(
-                        parts[0] if len(parts) == 1 else Batch.concat(parts))
-                ready.drop()
-
-        return run
-
-    b.build(build)
-    return result
+    return at_complete_times(operator_name(name, "Join"),
+                             [(left, left_on[0]), (right, right_on[0])], step)
 
 
 def distinct(stream, columns, *, persist: bool = False, name: str | None = None):
