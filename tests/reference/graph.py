@@ -38,3 +38,21 @@ def pagerank(src, dst, n: int, iterations: int, damping: float = 0.85) -> np.nda
         share = np.divide(rank, outdeg, out=np.zeros(n), where=outdeg > 0)
         rank = (1 - damping) + damping * (a.T @ share)
     return rank
+
+
+def triangle_links(own, visiting, n: int) -> tuple[list[int], list[int]]:
+    """Per node ``0..n-1``, over the triangles ``u -> v, u -> w, v -> w``
+    with ``u -> v`` and ``u -> w`` among the ``(lo, hi, weight)`` edges
+    ``own`` and ``v -> w`` among ``visiting``: how many it is in, and the
+    sum of the weights of the edges opposite it."""
+    triangles, links = [0] * n, [0] * n
+    for u, v, uv in own:
+        for u2, w, uw in own:
+            if u2 != u:
+                continue
+            for v2, w2, vw in visiting:
+                if v2 == v and w2 == w:
+                    for node, opposite in ((u, vw), (v, uw), (w, uv)):
+                        triangles[node] += 1
+                        links[node] += opposite
+    return triangles, links

@@ -370,60 +370,78 @@ cdef class Components:
         return out_a
 
 
+cdef int _csr(const int64_t[::1] starts, Py_ssize_t n, Py_ssize_t m, str what) except -1:
+    """Raises ValueError unless ``starts`` delimits ``m`` items in ``n`` rows."""
+    cdef Py_ssize_t u
+    if starts.shape[0] != n + 1 or starts[0] != 0 or starts[n] != m:
+        raise ValueError(f"{what}: starts must hold {n + 1} offsets from 0 to {m}")
+    for u in range(n):
+        if starts[u + 1] < starts[u]:
+            raise ValueError(f"{what}: starts must not decrease")
+    return 0
+
+
 def triangle_links(const int64_t[::1] starts, const int64_t[::1] targets,
-                   const int64_t[::1] weight, const unsigned char[::1] owned):
-    """Triangles of a graph whose every edge is oriented from its lower to
-    its higher end in one total order (nodes ``0..n-1``; the out-edges of
-    ``u`` are ``targets[starts[u]:starts[u + 1]]``, each with a ``weight``):
-    each triangle ``u < v < w`` is found once, from ``u``, for every ``u``
-    with ``owned[u]``. Returns ``(triangles, links)`` per node: the
-    triangles it is in, and the sum over them of the weight of the edge
+                   const int64_t[::1] weight, const int64_t[::1] visiting_starts,
+                   const int64_t[::1] visiting_targets, const int64_t[::1] visiting_weight,
+                   int64_t[::1] triangles, int64_t[::1] links):
+    """Adds to ``triangles`` and ``links`` the triangles ``u -> v, u -> w,
+    v -> w`` whose edges from ``u`` are in one graph (the out-edges of
+    ``u`` are ``targets[starts[u]:starts[u + 1]]``, each with a ``weight``)
+    and whose edge from ``v`` is in another (likewise ``visiting_*``), both
+    over nodes ``0..n-1``, every edge oriented from its lower to its higher
+    end in one total order. Each such triangle adds 1 to the ``triangles``
+    of its three nodes and, to the ``links`` of each, the weight of the edge
     opposite it.
 
+    With the edges split by their lower end into blocks, the first graph one
+    block and the second each block in turn (the first included), every
+    triangle whose lowest node ``u`` has its out-edges in the first is found
+    exactly once over the turns.
+
     Oriented from lower to higher degree, a node has O(sqrt(m)) out-edges,
-    so the work is O(m sqrt(m)) and the memory one int64 per node.
+    so a call costs O(sqrt(m)) per edge ``u -> v`` of the first graph whose
+    ``v`` has out-edges in the second, and one int64 of memory per node.
 
     >>> import numpy as np
-    >>> t, l = triangle_links(np.array([0, 2, 3, 3]), np.array([1, 2, 2]),
-    ...                       np.array([1, 2, 1]), np.ones(3, np.uint8))
+    >>> starts, targets, weight = np.array([0, 2, 3, 3]), np.array([1, 2, 2]), np.array([1, 2, 1])
+    >>> t, l = np.zeros(3, np.int64), np.zeros(3, np.int64)
+    >>> triangle_links(starts, targets, weight, starts, targets, weight, t, l)
     >>> t.tolist(), l.tolist()
     ([1, 1, 1], [1, 2, 1])
     """
-    cdef Py_ssize_t n = starts.shape[0] - 1, m = targets.shape[0], u, i, j
+    cdef Py_ssize_t n = starts.shape[0] - 1, u, i, j
     cdef int64_t v, w, e
-    if n < 0 or owned.shape[0] != n or weight.shape[0] != m or starts[n] != m or starts[0] != 0:
-        raise ValueError("starts, targets, weight and owned do not describe one graph")
-    for u in range(n):
-        if starts[u + 1] < starts[u]:
-            raise ValueError("starts must not decrease")
+    if n < 0 or triangles.shape[0] != n or links.shape[0] != n:
+        raise ValueError("triangles and links need one cell per node")
+    if weight.shape[0] != targets.shape[0] or visiting_weight.shape[0] != visiting_targets.shape[0]:
+        raise ValueError("the weights and the targets differ in length")
+    _csr(starts, n, targets.shape[0], "the first graph")
+    _csr(visiting_starts, n, visiting_targets.shape[0], "the second graph")
     _within(targets, n, "edge target")
-    triangles_a = np.zeros(n, dtype=np.int64)
-    links_a = np.zeros(n, dtype=np.int64)
+    _within(visiting_targets, n, "visiting edge target")
     at_a = np.zeros(n, dtype=np.int64)
-    cdef int64_t[::1] triangles = triangles_a
-    cdef int64_t[::1] links = links_a
     cdef int64_t[::1] at = at_a           # 1 + the edge u -> w, for w an out-neighbour of u
     with nogil:
         for u in range(n):
-            if not owned[u]:
+            if starts[u + 1] == starts[u]:
                 continue
             for i in range(starts[u], starts[u + 1]):
                 at[targets[i]] = i + 1
             for i in range(starts[u], starts[u + 1]):
                 v = targets[i]
-                for j in range(starts[v], starts[v + 1]):
-                    w = targets[j]
+                for j in range(visiting_starts[v], visiting_starts[v + 1]):
+                    w = visiting_targets[j]
                     e = at[w]
                     if e:
                         triangles[u] += 1
                         triangles[v] += 1
                         triangles[w] += 1
-                        links[u] += weight[j]
+                        links[u] += visiting_weight[j]
                         links[v] += weight[e - 1]
                         links[w] += weight[i]
             for i in range(starts[u], starts[u + 1]):
                 at[targets[i]] = 0
-    return triangles_a, links_a
 
 
 def most_frequent(const int64_t[::1] group, const int64_t[::1] label,

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from timely.algorithms._graph import most_frequent, triangle_links
-from timely.algorithms.graph import _edges, _node_degrees, _nodes, _Ranks, _reported, _spread
+from timely.algorithms.graph import _edges, _ints, _node_degrees, _nodes, _Ranks, _reported, _spread
 from timely.algorithms.propagation import check_weights, each_time
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
@@ -78,6 +78,11 @@ _INT64 = (-2**63, 2**63 - 1)
 def _round(time: Any) -> int:
     """The round of a time of an iterative scope: its last coordinate."""
     return int(time[-1])
+
+
+def _outer(time: Any) -> tuple:
+    """The time outside an iterative scope of one of its times: all but the round."""
+    return tuple(time[:-1])
 
 
 def _per_key(stream: Stream[Batch], key: str, body: Callable[[Batch], Batch | None],
@@ -353,39 +358,145 @@ def label_propagation(edges: Stream[Batch], nodes: Stream[Batch] | None = None,
 # -- clustering coefficients and triangles ----------------------------------------
 
 
+def _csr(lo: np.ndarray, hi: np.ndarray, weight: np.ndarray,
+         n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges ``lo -> hi`` between node numbers ``0..n-1`` indexed by
+    ``lo``: ``(starts, targets, weights)``, the out-edges of ``u`` at
+    ``starts[u]:starts[u + 1]``."""
+    order = np.argsort(lo, kind="stable")
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(lo, minlength=n), out=starts[1:])
+    return starts, np.ascontiguousarray(hi[order]), np.ascontiguousarray(weight[order])
+
+
+class _OwnBlock:
+    """One worker's oriented edges at one time: the out-edges of the nodes
+    it owns, indexed by source over the distinct ids they name, and the
+    triangles and links found so far of the triangles rooted at its nodes."""
+
+    def __init__(self, rows: Batch) -> None:
+        # Numbered in order of arrival (sources first), which keeps the
+        # counting's look-ups closer together than numbering by id.
+        self.numbers = KeyIndex(1)
+        lo = self.numbers.insert([_ints(rows["lo"])])
+        hi = self.numbers.insert([_ints(rows["hi"])])
+        n = len(self.numbers)
+        self.ids = np.asarray(self.numbers.keys()[0]).astype(np.int64, copy=False)
+        self.edges = _csr(lo, hi, _ints(rows["weight"]), n)
+        self.triangles = np.zeros(n, dtype=np.int64)
+        self.links = np.zeros(n, dtype=np.int64)
+
+    def meet(self, visiting: Batch | None) -> None:
+        """Counts the triangles ``u -> v, u -> w, v -> w`` with ``u -> v`` and
+        ``u -> w`` here and ``v -> w`` in ``visiting`` (None: this block
+        itself). Only edges between ids named here can close one."""
+        if visiting is None:
+            other = self.edges
+        else:
+            lo = self.numbers.lookup([_ints(visiting["lo"])])
+            hi = self.numbers.lookup([_ints(visiting["hi"])])
+            kept = (lo >= 0) & (hi >= 0)
+            other = _csr(lo[kept], hi[kept], _ints(visiting["weight"])[kept], len(self.ids))
+        triangle_links(*self.edges, *other, self.triangles, self.links)
+
+    def found(self) -> Batch | None:
+        """``(node, size, links)`` rows for the nodes in a triangle found here."""
+        there = np.flatnonzero(self.triangles)
+        if not len(there):
+            return None
+        return Batch(node=self.ids[there], size=np.zeros(len(there), dtype=np.int64),
+                     links=self.links[there])
+
+
+def _ring_step(own: Stream[Batch], visiting: Stream[Batch],
+               name: str) -> tuple[Stream[Batch], Stream[Batch]]:
+    """The operator of :func:`_oriented_triangles`, in its loop: ``own``
+    brings each worker its block at round 0, ``visiting`` the block passed
+    to it at each later round. Returns the ``(node, size, links)`` rows,
+    sent at the last round, and the blocks to pass on, with the worker to
+    pass each to in ``dest``."""
+    index, peers = own.scope.index, own.scope.peers
+    last = peers - 1
+    b = OperatorBuilder(name, own.scope)
+    own_in = b.new_input(own, Exchange("lo"))
+    visiting_in = b.new_input(visiting, Exchange("dest"))
+    out, counted = b.new_output()
+    ahead, passed = b.new_output()
+
+    def build(caps, _info):
+        caps.clear()
+        notificator = FrontierNotificator(b.arity)
+        held = [PendingBatches(notificator) for _ in range(2)]
+        onward: dict = {}                  # per time before the last round: a capability to pass on
+        blocks: dict = {}                  # per outer time: this worker's _OwnBlock
+
+        def run(frontiers):
+            for port, inp in enumerate((own_in, visiting_in)):
+                for cap, data in inp:
+                    held[port].add(cap, data)
+                    if _round(cap.time) < last and cap.time not in onward:
+                        onward[cap.time] = cap.retain_for_output(1)
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                ready, _ = item
+                time = ready.time
+                outer, r = _outer(time), _round(time)
+                rows, visiting_rows = (h.take(time) for h in held)
+                if rows is not None:
+                    # Round 0: the worker's own block, the first to visit it.
+                    blocks[outer] = _OwnBlock(rows)
+                    visiting_rows = rows
+                    if r < last:
+                        notificator.notify_at(ready.delayed((*outer, last)))
+                block = blocks.get(outer)
+                if block is not None and visiting_rows is not None:
+                    block.meet(None if rows is not None else visiting_rows)
+                forward = onward.pop(time, None)
+                if forward is not None:
+                    if visiting_rows is not None:
+                        ahead.session(forward).give_container(Batch(
+                            lo=visiting_rows["lo"], hi=visiting_rows["hi"],
+                            weight=visiting_rows["weight"],
+                            dest=np.full(len(visiting_rows), (index + 1) % peers, np.int64)))
+                    forward.drop()
+                if r == last and outer in blocks:
+                    found = blocks.pop(outer).found()
+                    if found is not None:
+                        out.session(ready).give_container(found)
+                ready.drop()
+
+        return run
+
+    b.build(build)
+    return counted, passed
+
+
 def _oriented_triangles(pairs: Stream[Batch], name: str = "Triangles") -> Stream[Batch]:
     """``(node, size, links)`` rows from the ``(lo, hi, weight)`` edges of a
     simple undirected graph, each oriented from its lower to its higher
     (degree, id) end: per node in a triangle, ``links`` the sum of the
-    weights of the edges opposite it (``size`` 0).
+    weights of the edges opposite it (``size`` 0), in rows that a sum by
+    node completes. Edges at different times are different graphs.
 
-    Every worker gets every oriented edge (a broadcast: memory O(m) per
-    worker), numbers the nodes and counts, in C
-    (:func:`~timely.algorithms._graph.triangle_links`), the triangles of
-    the nodes ``u`` with ``u % peers`` its own index, from ``u``; so the
-    work, O(m sqrt(m)) in all, is split over the workers, and no wedge is
-    ever a row."""
-    index, peers = pairs.scope.index, pairs.scope.peers
-
-    def counted(rows: Batch) -> Batch | None:
-        numbers = KeyIndex(1)
-        lo = numbers.insert([rows["lo"]])
-        hi = numbers.insert([rows["hi"]])
-        ids = np.asarray(numbers.keys()[0]).astype(np.int64, copy=False)
-        order = np.argsort(lo, kind="stable")
-        starts = np.zeros(len(numbers) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(lo, minlength=len(numbers)), out=starts[1:])
-        owned = (ids % peers == index).astype(np.uint8)
-        found, links = triangle_links(
-            starts, np.ascontiguousarray(hi[order]),
-            np.ascontiguousarray(np.asarray(rows["weight"], np.int64)[order]), owned)
-        there = np.flatnonzero(found)
-        if not len(there):
-            return None
-        return Batch(node=ids[there], size=np.zeros(len(there), dtype=np.int64),
-                     links=links[there])
-
-    return each_time(pairs.broadcast(), Pipeline(), counted, name)
+    A triangle ``u -> v, u -> w, v -> w`` is counted by the worker that owns
+    ``u`` (the edges are exchanged by ``lo``), when it holds the out-edges
+    of ``v``. The workers' blocks of out-edges go round a ring in an
+    ``iterative()`` loop: at round ``r`` worker ``i`` counts, in C
+    (:func:`~timely.algorithms._graph.triangle_links`), its own block
+    against the block of worker ``i - r`` (mod ``peers``), then passes that
+    block to worker ``i + 1``; after ``peers`` rounds every block has met
+    every other. The work, O(m sqrt(m)) in all, is split by owner of ``u``;
+    each worker holds its own block, the block visiting it and at most one
+    arriving, O(m / peers) edges when the blocks are even, and receives m
+    edges in all over the rounds (``peers - 1`` rounds of messages)."""
+    with pairs.scope.iterative("TriangleRing") as inner:
+        handle, visiting = inner.feedback(1)
+        counted, passed = _ring_step(pairs.enter(inner), visiting, name)
+        passed.connect_loop(handle)
+        result = counted.leave()
+    return result
 
 
 def _neighbourhoods(edges: Stream[Batch], nodes: Stream[Batch] | None, directed: bool,
@@ -399,8 +510,10 @@ def _neighbourhoods(edges: Stream[Batch], nodes: Stream[Batch] | None, directed:
     undirected graph, each counting the arcs between ``u`` and ``w`` (1 or
     2); the triangles are found with every edge oriented towards its
     higher-degree end (:func:`_oriented_triangles`), so no vertex's pairs of
-    neighbours are ever listed: O(m sqrt(m)) work and O(m) memory per
-    worker, where listing the wedges costs the sum of the squared degrees."""
+    neighbours are ever listed: O(m sqrt(m)) work in all, where listing the
+    wedges costs the sum of the squared degrees. The oriented edges go round
+    the workers in blocks, so a worker holds O(m / peers) of them at once
+    (its share by vertex id) and receives m in all over ``peers`` rounds."""
     arcs = _simple_arcs(edges, directed, src, dst)
 
     def unordered(b: Batch) -> Batch:
@@ -451,7 +564,11 @@ def local_clustering_coefficient(edges: Stream[Batch], nodes: Stream[Batch] | No
 
     Work: the triangles of the undirected graph, found in C with each edge
     oriented towards its higher-degree end, O(m sqrt(m)) split over the
-    workers; memory O(m) per worker (every worker holds the oriented edges).
+    workers by vertex. Memory: each worker holds its share of the oriented
+    edges and one other worker's share at a time, O(m / peers) when the
+    shares are even (vertex ids spread by ``id % peers``); the shares pass
+    round the workers in ``peers`` rounds, so each worker receives m edges
+    in all.
     """
 
     def coefficient(b: Batch) -> Batch:
