@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
-from timely.algorithms.ids import _numbering, bfs_paths, number_ids
+from timely.algorithms import bfs_paths
+from timely.algorithms.ids import _numbering, number_ids
 from timely.container import StringColumn
 from timely.errors import WorkerFailed
 from timely.logging import ChannelsEvent, MessagesEvent, OperatesEvent

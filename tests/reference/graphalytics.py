@@ -3,7 +3,7 @@ definitions with dicts, sets and loops.
 
 A graph is a list of ``(u, v)`` edges (in the given direction) and a list
 of extra vertices; the vertex set is those and every edge end. Duplicate
-edges and self-loops are treated as :mod:`timely.algorithms.graphalytics`
+edges and self-loops are treated as :mod:`timely.algorithms`
 documents: PageRank and the degrees count every edge as given; label
 propagation, clustering coefficients and triangles read the edges as a set
 without self-loops; shortest paths take the lightest of parallel edges.

@@ -1,5 +1,5 @@
 """Plain references for personalized PageRank, hop distances to landmarks
-and breadth-first paths (:mod:`timely.algorithms.graphframes`), written
+and breadth-first paths (:mod:`timely.algorithms.paths`), written
 from the definitions with dicts, sets and loops.
 
 A graph is a list of ``(u, v)`` edges (in the given direction) and a list

@@ -1,16 +1,12 @@
 """Vertex ids of the graph algorithms: int64 as they are, or text numbered
 in sorted order.
 
-The algorithms of :mod:`~timely.algorithms.graph`,
-:mod:`~timely.algorithms.graphalytics`, :mod:`~timely.algorithms.graphframes`
-and :mod:`~timely.algorithms.vertex_program` compute over int64 vertex ids.
-The functions of the same names here, which :mod:`timely.algorithms`
-exports, take one more keyword, ``ids``:
+The graph algorithms of :mod:`timely.algorithms` compute over int64 vertex
+ids, and each takes the keyword ``ids`` (through :class:`VertexIds`):
 
 - ``ids="int64"`` (the default): the id columns (``src``, ``dst``, the
   ``node`` column of nodes, roots, sources, landmarks, path ends; pregel's
-  ``key``) go to the algorithm as they are, with the same answer and
-  signature as the algorithm's own. The only addition is a check of each
+  ``key``) go to the algorithm as they are. The only addition is a check of each
   batch's id columns (O(1) a batch; an object column is scanned): a column
   of text (or bytes) raises :class:`~timely.ColumnarError` naming it, where
   the algorithm would read ``"12"`` as 12.
@@ -56,8 +52,8 @@ rewrite the edges and nodes, exchanged by number to rewrite the output
 :func:`bfs_paths`' paths, one sorted Batch by contract, are rewritten on
 worker 0, with only the text of the numbers they hold.
 
->>> import numpy as np
 >>> import timely
+>>> from timely.algorithms import connected_components
 >>> def work(worker):
 ...     got = []
 ...     with worker.dataflow() as scope:
@@ -75,11 +71,10 @@ worker 0, with only the text of the numbers they hold.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from timely.algorithms import graph, graphalytics, graphframes, vertex_program
 from timely.algorithms.propagation import each_time
 from timely.container import Batch, StringColumn
 from timely.dataflow.builder import OperatorBuilder
@@ -89,35 +84,13 @@ from timely.dataflow.operators.relational import join
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
-    from timely.algorithms.vertex_program import Merge
     from timely.dataflow.stream import Stream
 
-__all__ = [
-    "Ids",
-    "bfs",
-    "bfs_paths",
-    "connected_components",
-    "decode_ids",
-    "degrees",
-    "encode_ids",
-    "label_propagation",
-    "local_clustering_coefficient",
-    "number_ids",
-    "pagerank",
-    "personalized_pagerank",
-    "pregel",
-    "shortest_paths",
-    "sssp",
-    "strongly_connected_components",
-    "triangle_count",
-    "triangles",
-]
+__all__ = ["Ids", "VertexIds", "decode_ids", "encode_ids", "number_ids"]
 
 Ids = Literal["int64", "string"]
 """The kinds of vertex ids: ``"int64"`` as they are, ``"string"`` numbered."""
 
-OnRound = Callable[[int, int], object]
-F = TypeVar("F", bound=Callable[..., Any])
 
 # The numbering's columns inside encode_ids/decode_ids: names no caller's
 # column is likely to have, since a join refuses a name on both sides.
@@ -515,9 +488,12 @@ def _decode_gathered(stream: Stream[Batch], numbering: Stream[Batch]) -> Stream[
 # -- one call's ids -----------------------------------------------------------------
 
 
-class _Vertices:
-    """The vertex ids of one call of an algorithm: its inputs checked
-    (``"int64"``) or numbered (``"string"``), its output mapped back."""
+class VertexIds:
+    """The vertex ids of one call of a graph algorithm: ``ids="int64"``
+    checks its inputs' id columns (text raises), ``ids="string"`` numbers
+    them (:func:`number_ids`, :func:`encode_ids`) and maps the output's id
+    columns back (:func:`decode_ids`). Every algorithm of
+    :mod:`timely.algorithms` takes ``ids`` through this one class."""
 
     def __init__(self, ids: str, algorithm: str):
         if ids not in ("int64", "string"):
@@ -555,195 +531,3 @@ class _Vertices:
         if self.numbering is None:
             return stream
         return _decode_gathered(stream, self.numbering)
-
-
-_NOTE = """
-
-    Vertex ids: ``ids="int64"`` (default) as above (a text id column raises
-    :class:`~timely.ColumnarError` naming it); ``ids="string"``: the id
-    columns ({inputs}) hold text, numbered in sorted order by
-    :mod:`timely.algorithms.ids` ({outputs}), given at one time (ids at a
-    second time raise :class:`~timely.ColumnarError`). The numbering is a
-    sort spread over the workers (about ``n / W`` of ``n`` distinct ids on
-    each of ``W`` workers, ``O(n / W log n)`` comparisons each), and a join
-    per id column in and out.{extra}
-    """
-
-
-def _documented(core: Callable[..., Any], inputs: str, outputs: str,
-                extra: str = "") -> Callable[[F], F]:
-    """The algorithm's docstring, and what ``ids`` does."""
-
-    def document(fn: F) -> F:
-        fn.__doc__ = (core.__doc__ or "").rstrip() + _NOTE.format(
-            inputs=inputs, outputs=outputs, extra=extra)
-        return fn
-
-    return document
-
-
-# -- the algorithms -----------------------------------------------------------------
-
-
-@_documented(graph.connected_components, "``src``, ``dst``, ``node``",
-             "``node`` and ``label`` map back: the label is the least string")
-def connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
-                         method: str = "union-find", src: str = "src", dst: str = "dst",
-                         on_round: OnRound | None = None, ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "connected_components")
-    edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)))
-    return v.output(graph.connected_components(edges, nodes, method=method, src=src, dst=dst,
-                                               on_round=on_round), ("node", "label"))
-
-
-@_documented(graph.bfs, "``src``, ``dst``, the roots' ``node``", "``node`` maps back")
-def bfs(edges: Stream[Batch], roots: Stream[Batch], *, src: str = "src", dst: str = "dst",
-        on_round: OnRound | None = None, ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "bfs")
-    edges, roots = v.inputs((edges, (src, dst)), (roots, ("node",)))
-    return v.output(graph.bfs(edges, roots, src=src, dst=dst, on_round=on_round), ("node",))
-
-
-@_documented(graph.pagerank, "``src``, ``dst``, ``node``", "``node`` maps back")
-def pagerank(edges: Stream[Batch], iterations: int | None = 20, *, damping: float = 0.85,
-             tolerance: float | None = None, nodes: Stream[Batch] | None = None,
-             src: str = "src", dst: str = "dst", on_round: OnRound | None = None,
-             definition: str = "graphx", ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "pagerank")
-    edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)))
-    return v.output(graph.pagerank(edges, iterations, damping=damping, tolerance=tolerance,
-                                   nodes=nodes, src=src, dst=dst, on_round=on_round,
-                                   definition=definition), ("node",))
-
-
-@_documented(graphalytics.label_propagation, "``src``, ``dst``, ``node``",
-             "``node`` and ``label`` map back: a tie keeps the least string")
-def label_propagation(edges: Stream[Batch], nodes: Stream[Batch] | None = None,
-                      iterations: int = 10, *, directed: bool = True, src: str = "src",
-                      dst: str = "dst", ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "label_propagation")
-    edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)))
-    return v.output(graphalytics.label_propagation(edges, nodes, iterations, directed=directed,
-                                                   src=src, dst=dst), ("node", "label"))
-
-
-@_documented(graphalytics.local_clustering_coefficient, "``src``, ``dst``, ``node``",
-             "``node`` maps back")
-def local_clustering_coefficient(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
-                                 directed: bool = True, src: str = "src", dst: str = "dst",
-                                 ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "local_clustering_coefficient")
-    edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)))
-    return v.output(graphalytics.local_clustering_coefficient(
-        edges, nodes, directed=directed, src=src, dst=dst), ("node",))
-
-
-@_documented(graphalytics.triangles, "``src``, ``dst``, ``node``", "``node`` maps back")
-def triangles(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *, src: str = "src",
-              dst: str = "dst", ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "triangles")
-    edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)))
-    return v.output(graphalytics.triangles(edges, nodes, src=src, dst=dst), ("node",))
-
-
-@_documented(graphalytics.triangle_count, "``src``, ``dst``", "the count holds no id")
-def triangle_count(edges: Stream[Batch], *, src: str = "src", dst: str = "dst",
-                   ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "triangle_count")
-    (edges,) = v.inputs((edges, (src, dst)))
-    return graphalytics.triangle_count(edges, src=src, dst=dst)
-
-
-@_documented(graphalytics.degrees, "``src``, ``dst``, ``node``", "``node`` maps back")
-def degrees(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *, src: str = "src",
-            dst: str = "dst", ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "degrees")
-    edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)))
-    return v.output(graphalytics.degrees(edges, nodes, src=src, dst=dst), ("node",))
-
-
-@_documented(graphalytics.sssp, "``src``, ``dst``, ``node``, and ``source`` is a str",
-             "``node`` maps back; the source is numbered -1")
-def sssp(edges: Stream[Batch], source: int | str, nodes: Stream[Batch] | None = None, *,
-         directed: bool = True, weight: str = "weight", src: str = "src", dst: str = "dst",
-         ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "sssp")
-    if ids == "string" and type(source) is not str:
-        raise ColumnarError(f"sssp: with ids='string' the source is a str, not {source!r}")
-    edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)),
-                            pinned=source if isinstance(source, str) else None)
-    origin = -1 if v.numbering is not None else source
-    return v.output(graphalytics.sssp(edges, origin, nodes,  # type: ignore[arg-type]
-                                      directed=directed, weight=weight, src=src, dst=dst),
-                    ("node",))
-
-
-@_documented(graphframes.personalized_pagerank,
-             "``src``, ``dst``, the ``node`` of sources and nodes", "``node`` maps back")
-def personalized_pagerank(edges: Stream[Batch], sources: Stream[Batch],
-                          nodes: Stream[Batch] | None = None, iterations: int = 20, *,
-                          damping: float = 0.85, src: str = "src", dst: str = "dst",
-                          ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "personalized_pagerank")
-    edges, sources, nodes = v.inputs((edges, (src, dst)), (sources, ("node",)),
-                                     (nodes, ("node",)))
-    return v.output(graphframes.personalized_pagerank(edges, sources, nodes, iterations,
-                                                      damping=damping, src=src, dst=dst),
-                    ("node",))
-
-
-@_documented(graphframes.shortest_paths,
-             "``src``, ``dst``, the ``node`` of landmarks and nodes",
-             "``node`` and ``landmark`` map back")
-def shortest_paths(edges: Stream[Batch], landmarks: Stream[Batch],
-                   nodes: Stream[Batch] | None = None, *, directed: bool = True,
-                   src: str = "src", dst: str = "dst", ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "shortest_paths")
-    edges, landmarks, nodes = v.inputs((edges, (src, dst)), (landmarks, ("node",)),
-                                       (nodes, ("node",)))
-    return v.output(graphframes.shortest_paths(edges, landmarks, nodes, directed=directed,
-                                               src=src, dst=dst), ("node", "landmark"))
-
-
-@_documented(graphframes.bfs_paths, "``src``, ``dst``, the ``node`` of both vertex sets",
-             "every ``v<i>`` maps back, on worker 0, which gets the text of the "
-             "vertices on paths only; rows sorted by the strings")
-def bfs_paths(edges: Stream[Batch], from_nodes: Stream[Batch], to_nodes: Stream[Batch], *,
-              directed: bool = True, max_length: int | None = None, src: str = "src",
-              dst: str = "dst", ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "bfs_paths")
-    edges, from_nodes, to_nodes = v.inputs((edges, (src, dst)), (from_nodes, ("node",)),
-                                           (to_nodes, ("node",)))
-    return v.gathered(graphframes.bfs_paths(edges, from_nodes, to_nodes, directed=directed,
-                                            max_length=max_length, src=src, dst=dst))
-
-
-@_documented(vertex_program.pregel, "``src``, ``dst`` and the vertices' ``key``",
-             "``key`` maps back", extra="""
-
-    With ``ids="string"``, ``send`` and ``update`` see the numbers (int64,
-    in the order of the strings), messages go to numbers, and errors name
-    numbers; state columns that hold vertex ids stay numbers (map them with
-    :func:`~timely.algorithms.ids.number_ids` and
-    :func:`~timely.algorithms.ids.decode_ids`).""")
-def pregel(edges: Stream[Batch], vertices: Stream[Batch], *,
-           send: Callable[[Batch], Batch | None], merge: Merge,
-           update: Callable[[Batch, Batch], Batch], max_rounds: int | None = None,
-           src: str = "src", dst: str = "dst", key: str = "id", with_dst: bool = True,
-           ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "pregel")
-    edges, vertices = v.inputs((edges, (src, dst)), (vertices, (key,)))
-    return v.output(vertex_program.pregel(edges, vertices, send=send, merge=merge, update=update,
-                                          max_rounds=max_rounds, src=src, dst=dst, key=key,
-                                          with_dst=with_dst), (key,))
-
-
-@_documented(vertex_program.strongly_connected_components, "``src``, ``dst``, ``node``",
-             "``node`` and ``component`` map back: a component is named by its least string")
-def strongly_connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
-                                  src: str = "src", dst: str = "dst",
-                                  ids: Ids = "int64") -> Stream[Batch]:
-    v = _Vertices(ids, "strongly_connected_components")
-    edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)))
-    return v.output(vertex_program.strongly_connected_components(edges, nodes, src=src, dst=dst),
-                    ("node", "component"))

@@ -53,9 +53,10 @@ from timely.algorithms._graph import Adjacency, lower
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange
-from timely.dataflow.operators.core import per_time
+from timely.dataflow.operators.core import Ok, per_time
 from timely.dataflow.operators.relational import KeyIndex, at_complete_times, bucket, expand
 from timely.errors import ColumnarError
+from timely.progress import less_equal
 
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
@@ -538,3 +539,60 @@ def check_weights(weights: np.ndarray, column: str) -> np.ndarray:
         raise ColumnarError(f"shortest paths need non-negative weights; {column!r} has "
                             f"{w[~(w >= 0)][0]}")
     return w
+
+
+def loop_round(time: Any) -> int:
+    """The round of a time of an iterative scope: its last coordinate."""
+    return int(time[-1])
+
+
+def outer_time(time: Any) -> tuple:
+    """The time outside an iterative scope of one of its times: all but the round."""
+    return tuple(time[:-1])
+
+
+def reported(stream, on_round):
+    """``stream`` (inside a loop) passed on unchanged; when ``on_round`` is
+    given, ``on_round(round, rows)`` is called once a round is complete on
+    this worker, for every round in which ``stream`` carried rows here, with
+    their count. Rounds are reported in order. Every worker must pass a
+    callback or none: the reporting is an operator of the dataflow."""
+    if on_round is None:
+        return stream
+    rows: dict = {}
+
+    def seen(event) -> None:
+        if type(event) is Ok:
+            time, batch = event.value
+            rows[time] = rows.get(time, 0) + len(batch)
+            return
+        frontier = event.error
+        done = sorted(t for t in rows if not any(less_equal(f, t) for f in frontier))
+        for time in done:
+            on_round(time[-1], rows.pop(time))
+
+    return stream.inspect_core(seen)
+
+
+def least_values(arcs, seeds, value: str, *, vertices=None, slot: str | None = None,
+            floating: bool = False, self_seeded: bool = False, seeds_need_vertex: bool = False,
+            report_new: bool = False, on_round=None, name: str = "Lowest"):
+    """The least ``value`` per vertex (and ``slot``) over seeds and the
+    weighted ``arcs`` (``src``, ``dst``, ``weight``), by
+    :func:`~timely.algorithms.propagation.lowest` in an ``iterative()``
+    scope, kept across the times the arcs arrive at: per time, the vertices
+    whose value changed at it."""
+    keys = ("node",) if slot is None else ("node", slot)
+    with arcs.scope.iterative() as inner:
+        handle, loop = inner.feedback(1)
+        rows = lowest(arcs.enter(inner), seeds.enter(inner) if seeds is not None else None,
+                      loop, value=value,
+                      vertices=vertices.enter(inner) if vertices is not None else None,
+                      slot=slot, floating=floating, self_seeded=self_seeded,
+                      seeds_need_vertex=seeds_need_vertex, report_new=report_new, name=name)
+        rows.filter_batch(lambda b: b["sent"]).map_batch(
+            lambda b: b.select([*keys, value])).connect_loop(handle)
+        changes = rows.filter_batch(lambda b: ~b["sent"]).map_batch(
+            lambda b: b.select([*keys, value]))
+        changes = reported(changes, on_round).leave()
+    return settle(changes, keys, value)

@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Union, cast
 
 import numpy as np
 
+from timely.algorithms.edges import int64_column
+from timely.algorithms.ids import Ids, VertexIds
 from timely.container import Batch
 from timely.container.aggregate import GroupBy
 from timely.dataflow.operators.relational import KeyIndex, at_complete_times, join
@@ -59,19 +61,6 @@ Merge = Union[str, Mapping[str, str], Callable[[Batch], Batch]]
 _MERGES = ("sum", "min", "max", "count")
 _ACTIVE = "active"
 _ROUND = "pregel round"
-
-
-def _int64(batch: Batch, column: str, what: str) -> np.ndarray:
-    """``batch[column]`` as int64, or a :class:`ColumnarError` naming ``what``."""
-    if type(batch) is not Batch:
-        raise ColumnarError(f"{what} are Batches, not {type(batch).__name__}")
-    if column not in batch:
-        raise ColumnarError(f"{what} have no column {column!r}; they have {list(batch.names)}")
-    values = np.asarray(batch[column])
-    if values.dtype.kind not in "iu":
-        raise ColumnarError(f"{what}: the vertex ids in {column!r} are integers, "
-                            f"not {values.dtype}")
-    return values.astype(np.int64, copy=False)
 
 
 def _finished(frontiers: list, outer: tuple) -> bool:
@@ -100,7 +89,7 @@ class _Table:
     the vertex ids and one numpy array per state column."""
 
     def __init__(self, batch: Batch, key: str, names: tuple[str, ...]):
-        ids = _int64(batch, key, "the vertices")
+        ids = int64_column(batch, key, "the vertices")
         self.index = KeyIndex(1)
         rows = self.index.insert([ids])
         if len(self.index) < len(ids):
@@ -201,7 +190,7 @@ def _checked_messages(produced: Any, target: str, spec_of: Callable[[Batch], dic
     if type(produced) is not Batch:
         raise ColumnarError(f"pregel: send returns a Batch of messages, not "
                             f"{type(produced).__name__}")
-    _int64(produced, target, "send's messages")
+    int64_column(produced, target, "send's messages")
     messages = produced.select([n for n in produced.names if n != target])
     if spec_of is None:
         return produced, None
@@ -278,7 +267,7 @@ def _superstep(vertices: Stream[Batch], messages: Stream[Batch], tables: dict, k
                 if type(merged) is not Batch or target not in merged:
                     raise ColumnarError(f"pregel: merge returns a Batch with the column "
                                         f"{target!r}, one row per vertex messaged")
-                ids = _int64(merged, target, "merge's result")
+                ids = int64_column(merged, target, "merge's result")
                 if len(ids) != len(np.unique(ids)) or not np.array_equal(
                         np.sort(ids), np.unique(targets)):
                     raise ColumnarError("pregel: merge returns one row per vertex messaged, "
@@ -353,7 +342,7 @@ def _out_edges(edges: Stream[Batch], sources: Stream[Batch], src: str,
             return None
         kept = held[outer]
         ends = kept[src]
-        starts = _int64(active, src, "the active vertices")
+        starts = int64_column(active, src, "the active vertices")
         lo = np.searchsorted(ends, starts, "left")
         count = np.searchsorted(ends, starts, "right") - lo
         total = int(count.sum())
@@ -384,7 +373,7 @@ def _with_destinations(rows: Stream[Batch], states: Stream[Batch], tables: dict,
         if batch is None:
             return None
         table = tables.get(time[:-1])
-        ids = _int64(batch, dst, "the edges")
+        ids = int64_column(batch, dst, "the edges")
         if table is None:
             raise ColumnarError(f"pregel: an edge leads to vertex {int(ids[0])}, which is not "
                                 f"among the vertices")
@@ -429,7 +418,7 @@ def _pregel(edges: Stream[Batch], vertices: Stream[Batch], send: Callable[[Batch
             return None
         produced, spec = checked
         if spec is None or not len(produced):
-            return produced.with_columns({dst: _int64(produced, dst, "send's messages")})
+            return produced.with_columns({dst: int64_column(produced, dst, "send's messages")})
         return _partials(produced, spec, dst)
 
     def sources(b: Batch) -> Batch:
@@ -438,11 +427,11 @@ def _pregel(edges: Stream[Batch], vertices: Stream[Batch], send: Callable[[Batch
         return Batch({src: live[key], **{src_prefix + n: live[n] for n in names}})
 
     def vertex_ids(b: Batch) -> Batch:
-        return b.with_columns({key: _int64(b, key, "the vertices")})
+        return b.with_columns({key: int64_column(b, key, "the vertices")})
 
     def edge_ends(b: Batch) -> Batch:
-        return b.with_columns({src: _int64(b, src, "the edges"),
-                                dst: _int64(b, dst, "the edges")})
+        return b.with_columns({src: int64_column(b, src, "the edges"),
+                                dst: int64_column(b, dst, "the edges")})
 
     vertices = vertices.map_batch(vertex_ids)
     edges = edges.map_batch(edge_ends)
@@ -464,11 +453,11 @@ def _check_vertex_set(edges: Stream[Batch], vertices: Stream[Batch], src: str, d
     for an edge end that is not among the vertices, or a vertex given twice."""
 
     def ends(b: Batch) -> Batch:
-        both = np.concatenate([_int64(b, src, "the edges"), _int64(b, dst, "the edges")])
+        both = np.concatenate([int64_column(b, src, "the edges"), int64_column(b, dst, "the edges")])
         return Batch(id=both, n=np.zeros(len(both), dtype=np.int64))
 
     def named(b: Batch) -> Batch:
-        ids = _int64(b, key, "the vertices")
+        ids = int64_column(b, key, "the vertices")
         return Batch(id=ids, n=np.ones(len(ids), dtype=np.int64))
 
     def check(_time: Any, b: Batch) -> None:
@@ -489,8 +478,8 @@ def _check_vertex_set(edges: Stream[Batch], vertices: Stream[Batch], src: str, d
 def pregel(edges: Stream[Batch], vertices: Stream[Batch], *,
            send: Callable[[Batch], Batch | None], merge: Merge,
            update: Callable[[Batch, Batch], Batch], max_rounds: int | None = None,
-           src: str = "src", dst: str = "dst", key: str = "id",
-           with_dst: bool = True) -> Stream[Batch]:
+           src: str = "src", dst: str = "dst", key: str = "id", with_dst: bool = True,
+           ids: Ids = "int64") -> Stream[Batch]:
     """A vertex program (Pregel, GraphFrames' ``aggregateMessages`` in
     rounds): the final state of every vertex, as Batches with the column
     ``key`` and the state columns, one row per vertex, exchanged by vertex.
@@ -553,7 +542,28 @@ def pregel(edges: Stream[Batch], vertices: Stream[Batch], *,
     sent along (and a hash probe per row for the destinations' states), the
     calls to ``send`` and ``update``, a hash aggregation of the messages,
     and their exchange. Memory: the edges and states, once.
+
+    ``ids``: ``"int64"`` (default) or ``"string"`` (text ids, numbered in
+    sorted order by :mod:`~timely.algorithms.ids`): the id columns are
+    ``src``, ``dst`` and the vertices' ``key``; ``key`` maps back. With
+    ``"string"``, ``send`` and ``update`` see the numbers (int64, in the
+    order of the strings), messages go to numbers, and errors name numbers;
+    state columns that hold vertex ids stay numbers (map them with
+    :func:`~timely.algorithms.ids.number_ids` and
+    :func:`~timely.algorithms.ids.decode_ids`).
     """
+    v = VertexIds(ids, "pregel")
+    edges, vertices = v.inputs((edges, (src, dst)), (vertices, (key,)))
+    return v.output(_pregel_program(edges, vertices, send=send, merge=merge, update=update,
+                                          max_rounds=max_rounds, src=src, dst=dst, key=key,
+                                          with_dst=with_dst), (key,))
+
+
+def _pregel_program(edges: Stream[Batch], vertices: Stream[Batch], *,
+           send: Callable[[Batch], Batch | None], merge: Merge,
+           update: Callable[[Batch, Batch], Batch], max_rounds: int | None = None,
+           src: str = "src", dst: str = "dst", key: str = "id",
+           with_dst: bool = True) -> Stream[Batch]:
     for what, fn in (("send", send), ("update", update)):
         if not callable(fn):
             raise TypeError(f"pregel: {what} is a function of Batches, not "
@@ -572,7 +582,8 @@ def pregel(edges: Stream[Batch], vertices: Stream[Batch], *,
 
 
 def strongly_connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
-                                  src: str = "src", dst: str = "dst") -> Stream[Batch]:
+                                  src: str = "src", dst: str = "dst",
+                                  ids: Ids = "int64") -> Stream[Batch]:
     """Per node, its strongly connected component, as Batches with columns
     ``node`` and ``component``, one row per node: the component is named by
     its least node id. (GraphFrames' ``stronglyConnectedComponents`` names
@@ -599,14 +610,27 @@ def strongly_connected_components(edges: Stream[Batch], nodes: Stream[Batch] | N
     per component, each as long as the chain, so quadratic in its length.
     Exchanged by node at every step: the answer is the same at any worker
     count.
+
+    ``ids``: ``"int64"`` (default) or ``"string"`` (text ids, numbered in
+    sorted order by :mod:`~timely.algorithms.ids`): the id columns are
+    ``src``, ``dst`` and ``node``; ``node`` and ``component`` map back, a
+    component named by its least string.
     """
+    v = VertexIds(ids, "strongly_connected_components")
+    edges, nodes = v.inputs((edges, (src, dst)), (nodes, ("node",)))
+    return v.output(_strongly_connected_components(edges, nodes, src=src, dst=dst),
+                    ("node", "component"))
+
+
+def _strongly_connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
+                                  src: str = "src", dst: str = "dst") -> Stream[Batch]:
     def arcs(b: Batch) -> Batch:
-        return Batch(src=_int64(b, src, "the edges"), dst=_int64(b, dst, "the edges"))
+        return Batch(src=int64_column(b, src, "the edges"), dst=int64_column(b, dst, "the edges"))
 
     links = edges.map_batch(arcs)
     ends = links.map_batch(lambda b: Batch(node=np.concatenate([b["src"], b["dst"]])))
     if nodes is not None:
-        ends = ends.concat(nodes.map_batch(lambda b: Batch(node=_int64(b, "node", "the nodes"))))
+        ends = ends.concat(nodes.map_batch(lambda b: Batch(node=int64_column(b, "node", "the nodes"))))
     everyone = ends.distinct(["node"])
 
     def forward(b: Batch) -> Batch:
