@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, NoReturn
 
 from timely.communication.allocator import DEFAULT_WINDOW, MIN_WINDOW
-from timely.communication.process import SPIN
+from timely.communication.process import default_spin
 from timely.communication.tcp import CONNECT_TIMEOUT, HEARTBEAT, LIVENESS_TIMEOUT
 from timely.errors import ConfigurationError
 from timely.worker import STALL_WARNING, WorkerConfig
@@ -93,8 +93,10 @@ def _positive_seconds(value: object, name: str) -> float:
     return seconds
 
 
-def _seconds_or_zero(value: object, name: str) -> float:
-    what = "a number of seconds, 0 or more"
+def _spin(value: object, name: str) -> float | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return None
+    what = "a number of seconds, 0 or more, or auto"
     seconds = _number(value, name, what)
     if not (seconds >= 0 and math.isfinite(seconds)):
         _fail(name, what, value)
@@ -252,7 +254,7 @@ _SETTINGS = (
              _positive_seconds_or_none),
     _Setting("worker_config", "worker", "worker_config", None, None, _worker_config),
     _Setting("window", "communication", "window", "TIMELY_WINDOW", None, _window),
-    _Setting("spin", "communication", "spin", "TIMELY_SPIN", None, _seconds_or_zero),
+    _Setting("spin", "communication", "spin", "TIMELY_SPIN", None, _spin),
     _Setting("connect_timeout", "communication", "connect_timeout", "TIMELY_CONNECT_TIMEOUT",
              None, _positive_seconds),
     _Setting("secret", "communication", "secret", "TIMELY_SECRET", None, _secret),
@@ -339,7 +341,8 @@ class CommunicationSettings:
     its sources wait, None for no bound (``TIMELY_WINDOW``: bytes with an
     optional ``k``, ``m`` or ``g``, or ``none``; at least the least window,
     ``MIN_WINDOW``); ``spin`` is the seconds a worker with nothing to do
-    polls its rings before it parks, 0 for never (``TIMELY_SPIN``);
+    polls its rings before it parks, 0 for never, None (``auto``) for the
+    launcher's choice (``TIMELY_SPIN``; :meth:`spin_for`);
     ``connect_timeout`` is the seconds start-up waits for the workers of
     other hosts (``TIMELY_CONNECT_TIMEOUT``). Between hosts, ``secret``
     authenticates every connection (``TIMELY_SECRET``, never shown in a
@@ -349,7 +352,7 @@ class CommunicationSettings:
     """
 
     window: int | None = DEFAULT_WINDOW
-    spin: float = SPIN
+    spin: float | None = None
     connect_timeout: float = CONNECT_TIMEOUT
     secret: str | None = field(default=None, repr=False)
     tls_cert: str | None = None
@@ -359,6 +362,18 @@ class CommunicationSettings:
     def __post_init__(self) -> None:
         _check(self, "communication")
         _check_tls(vars(self), {f: f for f in ("tls_cert", "tls_key", "tls_ca")})
+
+    def spin_for(self, local_workers: int, cores: int | None = None) -> float:
+        """The spin of each of ``local_workers`` workers a launcher starts on
+        one host with ``cores`` processors (by default the ones this process
+        may run on): ``spin`` when given, else ``SPIN`` (100 µs) while the
+        workers are no more than the cores and ``SHARED_SPIN`` (10 µs)
+        beyond, where a long spin would poll on a core that other workers
+        need (:func:`timely.communication.process.default_spin`). Decided
+        once, at start-up; costs one system call when ``spin`` is None."""
+        if self.spin is not None:
+            return self.spin
+        return default_spin(local_workers, cores)
 
     @property
     def tls(self) -> tuple[str, str, str] | None:

@@ -126,17 +126,17 @@ def _die_with_parent() -> None:
 
 def _worker_main(me: int, layout: tuple[int, int, int, Any], segment: Any,
                  doorbells: list[Any], work: Callable[[Worker], Any], config: Config,
-                 conn: Connection) -> None:
+                 spin: float, conn: Connection) -> None:
     """The body of a forked worker process: ``segment`` is the launcher's,
-    inherited through fork (this process only unmaps it)."""
+    inherited through fork (this process only unmaps it); ``spin`` is the
+    one the launcher chose for its host."""
     _die_with_parent()
     first, local, peers, link = layout
     allocator = None
     try:
         allocator = ProcessAllocator(first + me, peers, segment, doorbells,
                                      first=first, local=local,
-                                     window=config.communication.window,
-                                     spin=config.communication.spin)
+                                     window=config.communication.window, spin=spin)
         if link is not None:
             link(allocator)
         worker = _worker(allocator, config)
@@ -172,10 +172,14 @@ def execute_processes(work: Callable[[Worker], R], workers: int, *, first: int =
     ``TIMELY_WINDOW`` or 4 MiB by default) bounds the data a worker has sent
     to another and that one has not yet taken in
     (:mod:`timely.communication.allocator`); ``spin`` is how long a worker
-    polls its rings before it parks; a worker process stopped for longer
-    than ``liveness_timeout`` fails the computation."""
+    polls its rings before it parks, by default 100 µs while ``workers``
+    (this host's) are no more than the cores this process may run on and
+    10 µs beyond (:meth:`timely.config.CommunicationSettings.spin_for`);
+    a worker process stopped for longer than ``liveness_timeout`` fails the
+    computation."""
     config = configured(config, options)  # a bad setting fails before anything starts
     peers = workers if peers is None else peers
+    spin = config.communication.spin_for(workers)
     sweep_orphans()
     context = multiprocessing.get_context("fork")
     segment = None
@@ -199,7 +203,7 @@ def execute_processes(work: Callable[[Worker], R], workers: int, *, first: int =
             receiver, sender = context.Pipe(duplex=False)
             process = context.Process(
                 target=_worker_main, name=f"timely-worker-{first + me}",
-                args=(me, layout, segment, [b.fd for b in bells], work, config, sender))
+                args=(me, layout, segment, [b.fd for b in bells], work, config, spin, sender))
             process.start()
             sender.close()
             processes.append(process)

@@ -17,8 +17,9 @@ import pytest
 
 import timely
 from tests.runtime.test_launch import stop_worker_1
+from timely.communication import process
 from timely.communication.allocator import DEFAULT_WINDOW, MIN_WINDOW
-from timely.communication.process import SPIN
+from timely.communication.process import SHARED_SPIN, SPIN, default_spin, host_cores
 from timely.config import (
     VARIABLES,
     CommunicationSettings,
@@ -41,6 +42,7 @@ GOOD = [
     ("TIMELY_WINDOW", " none ", "communication.window", None),
     ("TIMELY_SPIN", "0", "communication.spin", 0.0),
     ("TIMELY_SPIN", "0.001", "communication.spin", 0.001),
+    ("TIMELY_SPIN", " Auto ", "communication.spin", None),
     ("TIMELY_CONNECT_TIMEOUT", "20", "communication.connect_timeout", 20.0),
     ("TIMELY_SECRET", "s3cret", "communication.secret", "s3cret"),
     ("TIMELY_HEARTBEAT", "0.25", "liveness.heartbeat", 0.25),
@@ -88,7 +90,7 @@ def test_the_defaults_are_the_engines():
     config = Config.from_env({})
     assert config == Config()
     assert config.communication.window == DEFAULT_WINDOW == 4 << 20
-    assert config.communication.spin == SPIN
+    assert config.communication.spin is None           # chosen by the launcher
     assert config.communication.connect_timeout == 60.0
     assert config.communication.secret is None and config.communication.tls is None
     assert (config.liveness.heartbeat, config.liveness.timeout) == (1.0, 5.0)
@@ -333,6 +335,40 @@ def test_keyword_options_override_a_given_config():
     assert timely.execute_directly(lambda worker: worker.stall_warning, config=config) == 4.0
     assert execute_from_args(["-w", "2"], squares_and_settings, config=config,
                              spin=0.001)[1]["spin"] == 0.001
+
+
+# -- the spin before parking --------------------------------------------------------
+
+
+def test_the_default_spin_is_short_where_workers_outnumber_cores():
+    assert host_cores() == len(os.sched_getaffinity(0))
+    assert default_spin(1, cores=1) == default_spin(4, cores=4) == SPIN
+    assert default_spin(2, cores=1) == default_spin(5, cores=4) == SHARED_SPIN
+    assert 0 < SHARED_SPIN < SPIN
+    auto = CommunicationSettings()
+    assert (auto.spin_for(2, cores=2), auto.spin_for(3, cores=2)) == (SPIN, SHARED_SPIN)
+    assert auto.spin_for(host_cores()) == SPIN
+    assert auto.spin_for(host_cores() + 1) == SHARED_SPIN
+    # A spin that is given wins, whatever the count.
+    assert CommunicationSettings(spin=0.002).spin_for(64, cores=2) == 0.002
+    assert CommunicationSettings(spin=0).spin_for(1, cores=8) == 0.0
+    assert Config.from_env({"TIMELY_SPIN": "auto"}).communication.spin is None
+
+
+def spin_of(worker):
+    return worker.allocator.spin
+
+
+@pytest.mark.parametrize(("workers", "cores", "expected"), [(2, 2, SPIN), (3, 2, SHARED_SPIN)])
+def test_a_launcher_chooses_the_spin_from_its_workers_and_cores(workers, cores, expected,
+                                                                monkeypatch):
+    monkeypatch.delenv("TIMELY_SPIN", raising=False)
+    monkeypatch.setattr(process, "host_cores", lambda: cores)
+    assert timely.execute(spin_of, workers=workers) == [expected] * workers
+    # TIMELY_SPIN, or the keyword, still wins.
+    monkeypatch.setenv("TIMELY_SPIN", "0.0003")
+    assert timely.execute(spin_of, workers=workers) == [0.0003] * workers
+    assert timely.execute(spin_of, workers=workers, spin=0) == [0.0] * workers
 
 
 def test_the_environment_is_the_default_config(monkeypatch):

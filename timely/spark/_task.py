@@ -121,7 +121,8 @@ class TaskWorker:
     releases the segments and doorbells after it has shut down.
 
     ``config`` (by default the environment's, :meth:`timely.Config.from_env`)
-    gives the allocator its send window and spin, start-up its connect
+    gives the allocator its send window and spin (by default chosen from
+    the tasks on this machine and its cores), start-up its connect
     timeout and the links their heartbeat and liveness timeout.
     """
 
@@ -182,7 +183,7 @@ class TaskWorker:
         self.allocator = RingAllocator(index, peers, writers, readers, self.bell, peer_bells,
                                        flag=inbox.flag(self.segment.buf, 0),
                                        peer_flags=peer_flags, window=communication.window,
-                                       spin=communication.spin)
+                                       spin=communication.spin_for(1 + len(readers)))
         self.allocator.add_links({j: Link(s, self.allocator, heartbeat=liveness.heartbeat,
                                           liveness=liveness.timeout)
                                   for j, s in sessions.items()})
