@@ -31,11 +31,16 @@ def test_components_spread_the_edges_and_the_stars(workers, method):
     # Every edge reaches one worker's union-find, each worker about 1/W of them.
     assert sum(edges) == len(SRC)
     assert max(edges) <= 1.2 * len(SRC) / workers
-    # The stars, joined by node, are spread alike: no worker takes in more
-    # than its share, and all of them together not more than the edges' ends.
-    stars = shares(received, "MinLabel", workers)
-    assert 0 < sum(stars) <= 4 * len(SRC)
-    assert max(stars) <= 1.3 * sum(stars) / workers + 100
+    # The stars, to each node's owner, are spread alike: no worker takes in
+    # more than its share, and all of them together not more than the edges' ends.
+    stars = shares(received, "Owners", workers)
+    assert 0 < sum(stars) <= 2 * len(SRC)
+    assert max(stars) <= 1.2 * sum(stars) / workers + 100
+    # The loop joins labels, not nodes: few rows, and the least label's
+    # owner takes in at most a tree's fan-out per worker more than its share.
+    links = shares(received, "MinLabel", workers)
+    assert sum(links) <= sum(stars) / 4
+    assert max(links) <= 1.3 * sum(links) / workers + 2 * 64 * workers
 
 
 def test_spread_edges_of_a_hub_and_of_ids_sharing_their_low_bits():

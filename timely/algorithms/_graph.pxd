@@ -11,10 +11,9 @@ cdef class Adjacency:
 
 
 cdef class Components:
-    cdef object _parent         # int64 per node: union-find parent
-    cdef object _size           # int64 per root: members
+    cdef object _parent         # int32 per node: union-find parent
+    cdef object _size           # int32 per root: members
     cdef object _least          # int64 per root: the least key of the component
-    cdef object _next           # int64 per node: the next member, a circular list per component
-    cdef object _label          # int64 per node: the least key of its component
+    cdef object _next           # int32 per node: the next member, a circular list per component
     cdef object _mark           # uint8 per node: reported in the current union
     cdef readonly Py_ssize_t nodes

@@ -1,7 +1,7 @@
 """Graph kernels in typed C over node numbers (0..n-1)."""
 
 cimport numpy as cnp
-from libc.stdint cimport INT64_MAX, int64_t, uint64_t
+from libc.stdint cimport INT32_MAX, INT64_MAX, int32_t, int64_t, uint64_t
 
 import numpy as np
 
@@ -232,15 +232,23 @@ cdef object _grown(object held, Py_ssize_t size, Py_ssize_t n):
     return grown
 
 
+cdef inline int32_t root32(int32_t *parent, int32_t x) noexcept nogil:
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]       # path halving
+        x = parent[x]
+    return x
+
+
 cdef class Components:
     """Connected components kept up to date as edges arrive: a union-find
     over node numbers ``0..n-1`` (union by size, path halving), each
-    component's least key at its root, its members in a circular list, and
-    each node's label (the least key of its component).
+    component's least key at its root and its members in a circular list;
+    a node's label (the least key of its component) is its root's.
 
     :meth:`union` reports the nodes whose label fell. When two components
     meet, only the one whose label falls is walked, so the work of a batch
-    is its edges plus the label changes it makes.
+    is its edges plus the label changes it makes. Memory: 21 bytes per
+    node (32-bit numbers: at most ``2**31 - 1`` nodes).
 
     >>> import numpy as np
     >>> parts = Components()
@@ -253,11 +261,10 @@ cdef class Components:
 
     def __cinit__(self):
         self.nodes = 0
-        self._parent = np.empty(0, dtype=np.int64)
-        self._size = np.empty(0, dtype=np.int64)
+        self._parent = np.empty(0, dtype=np.int32)
+        self._size = np.empty(0, dtype=np.int32)
         self._least = np.empty(0, dtype=np.int64)
-        self._next = np.empty(0, dtype=np.int64)
-        self._label = np.empty(0, dtype=np.int64)
+        self._next = np.empty(0, dtype=np.int32)
         self._mark = np.empty(0, dtype=np.uint8)
 
     def __len__(self):
@@ -267,27 +274,26 @@ cdef class Components:
         """Adds nodes numbered from ``len(self)`` on, with these keys, each
         its own component."""
         cdef Py_ssize_t n = self.nodes, k = keys.shape[0], i
+        if n + k > INT32_MAX:
+            raise OverflowError(f"a union-find holds at most {INT32_MAX} nodes, not {n + k}")
         if n + k > self._parent.shape[0]:
-            size = max(n + k, 2 * self._parent.shape[0], 16)
+            size = min(max(n + k, 2 * self._parent.shape[0], 16), INT32_MAX)
             self._parent = _grown(self._parent, size, n)
             self._size = _grown(self._size, size, n)
             self._least = _grown(self._least, size, n)
             self._next = _grown(self._next, size, n)
-            self._label = _grown(self._label, size, n)
             self._mark = _grown(self._mark, size, n)
-        cdef int64_t[::1] parent = self._parent
-        cdef int64_t[::1] size_ = self._size
+        cdef int32_t[::1] parent = self._parent
+        cdef int32_t[::1] size_ = self._size
         cdef int64_t[::1] least = self._least
-        cdef int64_t[::1] nxt = self._next
-        cdef int64_t[::1] label = self._label
+        cdef int32_t[::1] nxt = self._next
         cdef unsigned char[::1] mark = self._mark
         with nogil:
             for i in range(k):
-                parent[n + i] = n + i
+                parent[n + i] = <int32_t>(n + i)
                 size_[n + i] = 1
                 least[n + i] = keys[i]
-                nxt[n + i] = n + i
-                label[n + i] = keys[i]
+                nxt[n + i] = <int32_t>(n + i)
                 mark[n + i] = 0
         self.nodes = n + k
 
@@ -295,26 +301,25 @@ cdef class Components:
         """Joins the components of ``a[i]`` and ``b[i]`` for every ``i``;
         returns the distinct nodes whose label fell, in order of first fall.
 
-        With ``report`` false nothing is walked or returned and every label
-        is set once at the end, in O(n): for a batch that touches most of
-        the nodes anyway (a graph's first edges)."""
+        With ``report`` false nothing is walked or returned: for a batch
+        whose nodes are all reported anyway (a graph's first edges)."""
         cdef Py_ssize_t m = a.shape[0], n = self.nodes, i, changed = 0
         if b.shape[0] != m:
             raise ValueError("the two ends of the edges differ in length")
         _within(a, n, "edge start")
         _within(b, n, "edge end")
-        cdef int64_t[::1] parent = self._parent
-        cdef int64_t[::1] size_ = self._size
+        cdef int32_t[::1] parent = self._parent
+        cdef int32_t[::1] size_ = self._size
         cdef int64_t[::1] least = self._least
-        cdef int64_t[::1] nxt = self._next
-        cdef int64_t[::1] label = self._label
+        cdef int32_t[::1] nxt = self._next
         cdef unsigned char[::1] mark = self._mark
         out_a = np.empty(16, dtype=np.int64)
         cdef int64_t[::1] out = out_a
-        cdef int64_t ra, rb, falls, keep, v, swap
+        cdef int32_t ra, rb, falls, v, swap
+        cdef int64_t keep
         for i in range(m):
-            ra = root_of(&parent[0], a[i])
-            rb = root_of(&parent[0], b[i])
+            ra = root32(&parent[0], <int32_t>a[i])
+            rb = root32(&parent[0], <int32_t>b[i])
             if ra == rb:
                 continue
             # The component with the greater least key takes the other's.
@@ -331,7 +336,6 @@ cdef class Components:
                 with nogil:
                     v = falls
                     while True:
-                        label[v] = least[ra]
                         if not mark[v]:
                             mark[v] = 1
                             out[changed] = v
@@ -352,9 +356,6 @@ cdef class Components:
         with nogil:
             for i in range(changed):
                 mark[out[i]] = 0
-            if not report:
-                for i in range(n):
-                    label[i] = least[root_of(&parent[0], i)]
         return out_a[:changed]
 
     def labels(self, const int64_t[::1] nodes):
@@ -363,10 +364,11 @@ cdef class Components:
         _within(nodes, n, "node")
         out_a = np.empty(k, dtype=np.int64)
         cdef int64_t[::1] out = out_a
-        cdef int64_t[::1] label = self._label
+        cdef int32_t[::1] parent = self._parent
+        cdef int64_t[::1] least = self._least
         with nogil:
             for i in range(k):
-                out[i] = label[nodes[i]]
+                out[i] = least[root32(&parent[0], <int32_t>nodes[i])]
         return out_a
 
 
@@ -507,3 +509,62 @@ def edge_hash(const int64_t[::1] a, const int64_t[::1] b):
         for i in range(n):
             out[i] = mix64(<uint64_t>a[i]) ^ mix64(<uint64_t>b[i] + <uint64_t>0x632BE59BD9B4E019)
     return out_a
+
+
+def hook(const int64_t[::1] ids, const int64_t[::1] labels, int64_t[::1] least,
+         unsigned char[::1] seen):
+    """Takes in ``labels[i]`` for node number ``ids[i]``, in order, keeping
+    in ``least`` each node's least label so far (``seen[x]`` 0 until its
+    first). Returns ``(hi, lo, changed)``: an edge ``hi[k] -- lo[k]``
+    (``lo < hi``) between two labels of one node wherever a label is not
+    its least (the label and the least, or the least and the label that
+    lowers it), so that the edges and ``least`` join every node's labels;
+    and the distinct nodes whose least is new or fell, in order of first
+    change. O(len(ids)) in C; ``seen`` is left marked.
+
+    >>> import numpy as np
+    >>> least, seen = np.zeros(2, np.int64), np.zeros(2, np.uint8)
+    >>> hi, lo, changed = hook(np.array([0, 0, 1, 0]), np.array([7, 5, 9, 6]), least, seen)
+    >>> hi.tolist(), lo.tolist(), changed.tolist(), least.tolist()
+    ([7, 6], [5, 5], [0, 1], [5, 9])
+    """
+    cdef Py_ssize_t n = ids.shape[0], size = least.shape[0], i, e = 0, c = 0
+    if labels.shape[0] != n:
+        raise ValueError("a label per node number")
+    if seen.shape[0] != size:
+        raise ValueError("a seen flag per node")
+    _within(ids, size, "node number")
+    cdef cnp.ndarray hi_a = np.empty(n, dtype=np.int64)
+    cdef cnp.ndarray lo_a = np.empty(n, dtype=np.int64)
+    cdef cnp.ndarray changed_a = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] hi = hi_a
+    cdef int64_t[::1] lo = lo_a
+    cdef int64_t[::1] changed = changed_a
+    cdef cnp.ndarray mark_a = np.zeros(size, dtype=np.uint8)
+    cdef unsigned char[::1] mark = mark_a
+    cdef int64_t x, r, m
+    with nogil:
+        for i in range(n):
+            x = ids[i]
+            r = labels[i]
+            if not seen[x]:
+                seen[x] = 1
+                least[x] = r
+            else:
+                m = least[x]
+                if r == m:
+                    continue
+                if r > m:
+                    hi[e] = r
+                    lo[e] = m
+                    e += 1
+                    continue
+                hi[e] = m
+                lo[e] = r
+                e += 1
+                least[x] = r
+            if not mark[x]:
+                mark[x] = 1
+                changed[c] = x
+                c += 1
+    return hi_a[:e], lo_a[:e], changed_a[:c]

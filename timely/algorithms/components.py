@@ -30,13 +30,15 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from timely.algorithms._graph import Components, component_minima
+from timely.algorithms._graph import Components, component_minima, hook
 from timely.algorithms.edges import edge_ends, node_ids, spread_edges
 from timely.algorithms.ids import Ids, VertexIds
-from timely.algorithms.propagation import each_time, least_values
+from timely.algorithms.propagation import Growing, each_time, least_values
 from timely.container import Batch
+from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Pipeline
-from timely.dataflow.operators.relational import KeyIndex
+from timely.dataflow.notificator import FrontierNotificator
+from timely.dataflow.operators.relational import KeyIndex, at_complete_times
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
@@ -68,63 +70,278 @@ def _kept_components(edges, name: str = "Components"):
     """``(src, dst)`` edges at many times into one union-find per worker
     kept across times (:class:`~timely.algorithms._graph.Components`):
     per complete time, in time order, ``(node, label)`` for every node new
-    at it or whose label fell at it, over the edges this worker holds."""
-    index = KeyIndex(1)
-    parts = Components()
+    at it or whose label fell at it, over the edges this worker holds.
 
-    def changed(rows: Batch) -> Batch | None:
-        before = len(index)
-        ids = index.insert([np.concatenate([rows["src"], rows["dst"]])])
-        new = np.arange(before, len(index), dtype=np.int64)
-        parts.grow(np.asarray(index.take(new)[0]).astype(np.int64, copy=False))
-        # The first edges: every node is new and reported, so no label is walked.
-        fell = parts.union(ids[:len(rows)], ids[len(rows):], report=before > 0)
-        labelled = np.concatenate([new, fell[fell < before]])
-        if not len(labelled):
-            return None
-        return Batch(node=np.asarray(index.take(labelled)[0]), label=parts.labels(labelled))
+    A message at the one time the input can still bring (its frontier is
+    that time alone) is joined in as it arrives and dropped: the edges are
+    never held, only the nodes a time reports. A message at a later time
+    waits for the times before it to be reported."""
+    b = OperatorBuilder(name, edges.scope)
+    inp = b.new_input(edges, Pipeline())
+    out, result = b.new_output()
 
-    return each_time(edges, Pipeline(), changed, name)
+    def build(caps, _info):
+        caps.clear()
+        notificator = FrontierNotificator(b.arity)
+        index = KeyIndex(1)
+        parts = Components()
+        waiting: dict = {}          # time -> Batches not joined in yet
+        reports: dict = {}          # time -> [nodes before it, arrays of nodes to report]
+        notified: set = set()
+
+        def join_in(time, rows: Batch) -> None:
+            report = reports.get(time)
+            if report is None:
+                report = reports[time] = [len(index), []]
+            before = len(index)
+            ids = index.insert([np.concatenate([rows["src"], rows["dst"]])])
+            new = np.arange(before, len(index), dtype=np.int64)
+            parts.grow(np.asarray(index.take(new)[0]).astype(np.int64, copy=False))
+            # A time's first edges: every node is new and reported, so none is walked.
+            fell = parts.union(ids[:len(rows)], ids[len(rows):], report=report[0] > 0)
+            report[1].append(new)
+            report[1].append(fell[fell < report[0]])
+
+        def run(frontiers):
+            # Report the complete times first: a later time joins in only after.
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                ready = item[0]
+                notified.discard(ready.time)
+                for rows in waiting.pop(ready.time, ()):
+                    join_in(ready.time, rows)
+                report = reports.pop(ready.time, None)
+                if report is not None and report[1]:
+                    marked = np.zeros(len(index), dtype=bool)
+                    for part in report[1]:
+                        marked[part] = True
+                    labelled = np.flatnonzero(marked)
+                    if len(labelled):
+                        out.session(ready).give_container(Batch(
+                            node=np.asarray(index.take(labelled)[0]), label=parts.labels(labelled)))
+                ready.drop()
+            frontier = frontiers[0].frontier()
+            for cap, data in inp:
+                time = cap.time
+                if time not in notified:
+                    notified.add(time)
+                    notificator.notify_at(cap)
+                if not len(data):
+                    continue
+                if not waiting and len(frontier) == 1 and frontier[0] == time:
+                    join_in(time, data)
+                else:
+                    waiting.setdefault(time, []).append(data)
+
+        return run
+
+    b.build(build)
+    return result
+
+
+# The fill of a least-so-far: no label is larger (an id may equal it).
+_LARGEST = np.iinfo(np.int64).max
+
+
+def _first_of_groups(keys: np.ndarray) -> np.ndarray:
+    """Positions where a run of equal ``keys`` (sorted) starts."""
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+
+
+def _distinct_pairs(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((lo, hi))
+    hi, lo = hi[order], lo[order]
+    keep = np.ones(len(hi), dtype=bool)
+    keep[1:] = (hi[1:] != hi[:-1]) | (lo[1:] != lo[:-1])
+    return hi[keep], lo[keep]
 
 
 _FANOUT = 64
 
 
 def _bounded_tree(node: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Undirected edges joining each group of ``node`` sharing a ``label``
-    to that label as a tree in which no vertex has more than ``_FANOUT``
-    children: the members in a row, the first ``_FANOUT`` linked to the
-    label, each later one to the member ``_FANOUT`` times nearer the front.
-    A star would do, but its centre, owned by one worker, would take in an
-    edge per member (a giant component's least vertex, all of them); the
-    tree joins the same vertices with depth ``log_FANOUT`` of the group."""
+    """Edges joining each group of ``node`` sharing a ``label`` to that
+    label as a tree in which no vertex has more than ``_FANOUT`` children:
+    the members in a row, the first ``_FANOUT`` linked to the label, each
+    later one to the member ``_FANOUT`` times nearer the front. A star
+    would join the same vertices, but its centre, owned by one worker,
+    would take in an edge per member (a giant component's least label,
+    linked to every small component that meets it); the tree's depth is
+    ``log_FANOUT`` of the group."""
     keep = node != label
     node, label = node[keep], label[keep]
-    order = np.argsort(label, kind="stable")
+    order = np.lexsort((node, label))
     node, label = node[order], label[order]
-    first = np.flatnonzero(np.concatenate([[True], label[1:] != label[:-1]])) if len(label) \
-        else np.zeros(0, dtype=np.int64)
+    first = _first_of_groups(label)
     start = np.repeat(first, np.diff(np.append(first, len(label))))
-    position = np.arange(len(node)) - start
-    up = position // _FANOUT - 1
+    up = (np.arange(len(node)) - start) // _FANOUT - 1
     parent = np.where(up < 0, label, node[start + np.maximum(up, 0)])
     return node, parent
 
 
+def _owners(stars):
+    """Per node, on the worker that owns it (exchanged by node): the least
+    of the labels the workers' union-finds gave it, ``m``, kept across
+    times (:func:`~timely.algorithms._graph.hook`). Per complete time, rows of three kinds: ``kind`` 0, an edge
+    ``(a, b)`` between two of those labels that the node joins (each
+    distinct pair once, those of one lower label shaped by
+    :func:`_bounded_tree`); 1, ``(node a, m b)`` for a node new at
+    the time or whose ``m`` fell; 2, ``(m a, worker b)``, this worker's
+    first request for the final label of an ``m``. Work: one pass in C
+    over the time's rows and a sort of the edges it makes; state: an id and
+    an ``m`` per node owned."""
+    index = KeyIndex(1)
+    least = Growing(np.int64)
+    seen = Growing(np.uint8)
+    asked = KeyIndex(1)
+    me = stars.scope.index
+
+    def step(_cap, rows):
+        (got,) = rows
+        if got is None:
+            return None
+        ids = index.insert([got["node"]])
+        least.resize(len(index))
+        seen.resize(len(index))
+        hi, lo, changed = hook(ids, np.ascontiguousarray(got["label"], dtype=np.int64),
+                               least.view, seen.view)
+        hi, lo = _bounded_tree(*_distinct_pairs(hi, lo))
+        nodes = np.asarray(index.take(changed)[0]).astype(np.int64, copy=False)
+        ms = least.view[changed]
+        known = len(asked)
+        asked.insert([ms])
+        wanted = np.asarray(asked.take(np.arange(known, len(asked)))[0]).astype(np.int64,
+                                                                                copy=False)
+        kind = np.concatenate([np.zeros(len(hi), np.int8), np.ones(len(nodes), np.int8),
+                               np.full(len(wanted), 2, np.int8)])
+        return Batch(kind=kind, a=np.concatenate([hi, nodes, wanted]),
+                     b=np.concatenate([lo, ms, np.full(len(wanted), me, np.int64)]))
+
+    return at_complete_times("Owners", [(stars, "node")], step)
+
+
+def _answers(requests, labels):
+    """On the worker owning each ``m``: ``requests`` ``(m, worker)`` rows
+    ask for its final label, ``labels`` ``(node, label)`` rows say where
+    the label of a joined ``m`` fell (an ``m`` never joined is its own
+    label). Per complete time, ``(m, label, to)`` rows: the label of every
+    ``m`` asked at the time, and the new label of every ``m`` whose label
+    fell, to each worker that ever asked for it. State: a label per ``m``
+    owned, a row per asking worker and ``m``."""
+    index = KeyIndex(1)
+    label = Growing(np.int64, fill=_LARGEST)
+    asking_m = Growing(np.int64)
+    asking_to = Growing(np.int64)
+
+    def step(_cap, rows):
+        asked, fell = rows
+        parts = []
+        if fell is not None:
+            ids = index.insert([fell["node"]])
+            label.resize(len(index))
+            np.minimum.at(label.view, ids, np.asarray(fell["label"], dtype=np.int64))
+            if asking_m.size:
+                told = np.isin(asking_m.view, ids)
+                m = asking_m.view[told]
+                parts.append((m, asking_to.view[told]))
+        if asked is not None:
+            m = np.asarray(asked["a"], dtype=np.int64)
+            ids = index.insert([m])
+            label.resize(len(index))
+            asking_m.extend(ids)
+            asking_to.extend(np.asarray(asked["b"], dtype=np.int64))
+            parts.append((ids, np.asarray(asked["b"], dtype=np.int64)))
+        if not parts:
+            return None
+        ids = np.concatenate([p[0] for p in parts])
+        to = np.concatenate([p[1] for p in parts])
+        m = np.asarray(index.take(ids)[0]).astype(np.int64, copy=False)
+        return Batch(m=m, label=np.minimum(label.view[ids], m), to=to)
+
+    return at_complete_times("Answers", [(requests, "a"), (labels, "node")], step)
+
+
+def _labelled(moves, answers):
+    """On the worker owning each node: its ``m`` from ``moves`` (``(node
+    a, m b)`` rows, local), and the final label of every ``m`` it asked for
+    from ``answers`` (``(m, label, to)`` rows, exchanged by ``to``). Per
+    complete time, ``(node, label)`` for every node new at the time or
+    whose label fell. State: per node owned its ``m`` and label, per ``m``
+    asked its label; a time whose answers lower a label scans this
+    worker's nodes once."""
+    nodes = KeyIndex(1)
+    m_of = Growing(np.int64)
+    label = Growing(np.int64, fill=_LARGEST)
+    heard = KeyIndex(1)
+    final = Growing(np.int64, fill=_LARGEST)
+
+    def step(_cap, rows):
+        moved, answered = rows
+        known = len(nodes)
+        if moved is not None:
+            moved_ids = nodes.insert([moved["a"]])
+            m_of.resize(len(nodes))
+            label.resize(len(nodes))
+            m_of.view[moved_ids] = moved["b"]
+        dirty = np.zeros(len(nodes), dtype=bool)
+        if answered is not None:
+            ids = heard.insert([answered["m"]])
+            final.resize(len(heard))
+            was = final.view[ids].copy()
+            np.minimum.at(final.view, ids, np.asarray(answered["label"], dtype=np.int64))
+            lowered = np.zeros(len(heard), dtype=bool)
+            lowered[ids[final.view[ids] < was]] = True
+            if lowered.any() and known:
+                # The nodes asked about before whose m's label fell: one scan.
+                dirty[:known] = lowered[heard.lookup([m_of.view[:known]])]
+        if moved is not None:
+            dirty[moved_ids] = True
+        ids = np.flatnonzero(dirty)
+        if not len(ids):
+            return None
+        now = final.view[heard.lookup([m_of.view[ids]])]
+        fell = (now < label.view[ids]) | (ids >= known)
+        ids, now = ids[fell], now[fell]
+        label.view[ids] = now
+        if not len(ids):
+            return None
+        return Batch(node=np.asarray(nodes.take(ids)[0]).astype(np.int64, copy=False), label=now)
+
+    return at_complete_times("Labels", [(moves, Pipeline()), (answers, "to")], step)
+
+
 def _joined(stars, on_round):
     """The least label per node over the ``(node, label)`` stars of all
-    workers, each read as undirected edges (shaped by :func:`_bounded_tree`):
-    min-label propagation in an ``iterative()`` scope (:func:`_spread`),
-    kept across times; per time, the nodes whose label fell at it."""
+    workers, kept across times; per time, the nodes whose label fell at it.
+
+    Each node's owner keeps the least label the workers gave it (``m``)
+    and links the other labels to it (:func:`_owners`); only those links,
+    one per distinct pair of labels, are joined by min-label propagation in
+    an ``iterative()`` scope; each owner then asks, once per ``m`` and
+    worker, the worker owning ``m`` for its final label (:func:`_answers`)
+    and labels its nodes (:func:`_labelled`). A star, a node and a label,
+    crosses workers once; the loop carries labels, not nodes, so a giant
+    component's least vertex takes in a row per worker and label linked
+    to it, not one per member."""
+    rows = _owners(stars)
+    links = rows.filter_batch(lambda b: b["kind"] == 0)
 
     def arcs(b: Batch) -> Batch:
-        s, d = _bounded_tree(np.asarray(b["node"]), np.asarray(b["label"]))
-        return Batch(src=np.concatenate([s, d]), dst=np.concatenate([d, s]),
-                     weight=np.zeros(2 * len(s), dtype=np.int64))
+        a, c = b["a"], b["b"]
+        return Batch(src=np.concatenate([a, c]), dst=np.concatenate([c, a]),
+                     weight=np.zeros(2 * len(a), dtype=np.int64))
 
-    return least_values(stars.map_batch(arcs), None, "label",
-                   vertices=stars.map_batch(lambda b: Batch(node=b["node"])),
-                   self_seeded=True, on_round=on_round, name="MinLabel")
+    joined = least_values(links.map_batch(arcs), None, "label",
+                          vertices=links.map_batch(
+                              lambda b: Batch(node=np.concatenate([b["a"], b["b"]]))),
+                          self_seeded=True, on_round=on_round, name="MinLabel")
+    requests = rows.filter_batch(lambda b: b["kind"] == 2)
+    moves = rows.filter_batch(lambda b: b["kind"] == 1)
+    return _labelled(moves, _answers(requests, joined))
 
 
 def connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,

@@ -61,12 +61,13 @@ from timely.progress import less_equal
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
 
-__all__ = ["each_time", "latest", "lowest", "pushed", "settle", "stepped"]
+__all__ = ["Growing", "each_time", "latest", "least_values", "loop_round", "lowest", "outer_time",
+           "pushed", "reported", "settle", "stepped"]
 
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-class _Growing:
+class Growing:
     """A numpy array that grows by doubling; ``view`` is what it holds."""
 
     def __init__(self, dtype: Any, fill: Any = 0) -> None:
@@ -110,8 +111,8 @@ class _Values:
         self.cells = np.full(0, self.worst, dtype=self.dtype)
         self.mark = np.zeros(0, dtype=np.uint8)
         self.adjacency = Adjacency()
-        self.targets = _Growing(np.int64)
-        self.weights = _Growing(self.dtype)
+        self.targets = Growing(np.int64)
+        self.weights = Growing(self.dtype)
 
     def fit(self) -> None:
         """Cells for every vertex and slot numbered so far."""
@@ -308,11 +309,11 @@ def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
 
     def start():
         nodes = KeyIndex(1)
-        degree = _Growing(np.int64)
-        rank = _Growing(np.float64)
-        residual = _Growing(np.float64)
+        degree = Growing(np.int64)
+        rank = Growing(np.float64)
+        residual = Growing(np.float64)
         adjacency = Adjacency()
-        targets = _Growing(np.int64)
+        targets = Growing(np.int64)
 
         def messages(amounts: np.ndarray, arcs_: np.ndarray, which: np.ndarray) -> Batch:
             """``amounts[i]`` along each arc ``arcs_[j]`` with ``which[j] == i``."""
@@ -407,11 +408,11 @@ def stepped(info: Stream[Batch], arcs: Stream[Batch], loop: Stream[Batch], *,
 
     def start():
         nodes = KeyIndex(1)
-        degree = _Growing(np.int64)
-        rank = _Growing(np.float64)
+        degree = Growing(np.int64)
+        rank = Growing(np.float64)
         targets = KeyIndex(1)
-        sources = _Growing(np.int64)          # per arc: its source's number here
-        codes = _Growing(np.int64)            # per arc: its target's number in targets
+        sources = Growing(np.int64)          # per arc: its source's number here
+        codes = Growing(np.int64)            # per arc: its target's number in targets
         target_ids: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
 
         def step(cap, rows_at: dict[str, Batch | None]) -> list[Batch]:
@@ -509,7 +510,7 @@ def settle(changes: Stream[Batch], keys: tuple[str, ...], value: str,
     among its rows, sent when the key is new or the value is less than the
     one sent before. What :func:`lowest` lowered, as the answer's changes."""
     index = KeyIndex(len(keys))
-    held = {"f": _Growing(np.float64), "i": _Growing(np.int64)}
+    held = {"f": Growing(np.float64), "i": Growing(np.int64)}
 
     def changed(rows: Batch) -> Batch | None:
         before = len(index)
