@@ -222,9 +222,15 @@ def test_label_propagation_reports_the_labels_improved_per_round(workers):
     for calls in per_worker:
         assert [r for r, _ in calls] == sorted({r for r, _ in calls})
         for r, rows in calls:
+            assert rows > 0
             totals[r] = totals.get(r, 0) + rows
-    # Round 0 gives each node its first label; later rounds only improvements.
-    assert totals[0] == 8 and sum(totals.values()) >= 8
+    # The loop joins the labels the workers' union-finds gave: one worker's
+    # are final, with no round; spread over more, the chain 0..4 has labels
+    # to join, each seen in round 0 and then only where it falls.
+    if workers == 1:
+        assert totals == {}
+    else:
+        assert min(totals) == 0 and sum(totals.values()) <= 2 * len(src)
 
 
 def test_bfs_reports_the_frontier_of_each_round(workers):
