@@ -50,5 +50,9 @@ def test_spread_edges_of_a_hub_and_of_ids_sharing_their_low_bits():
     leaves = np.arange(1, 6001, dtype=np.int64) * 1024
     rows, logs = logged_graph_run(connected_components, hub, leaves, 4)
     assert sorted(rows) == sorted([(1024 * i, 1024) for i in range(1, 6001)] + [(1 << 40, 1024)])
-    edges = shares(rows_received(logs), "LocalComponents", 4)
+    received = rows_received(logs)
+    edges = shares(received, "LocalComponents", 4)
     assert sum(edges) == 6000 and max(edges) <= 1.2 * 6000 / 4
+    # The nodes' owners too are chosen by a hash of the id, not the id.
+    stars = shares(received, "Owners", 4)
+    assert max(stars) <= 1.2 * sum(stars) / 4 + 100

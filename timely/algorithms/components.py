@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from timely.algorithms._graph import Components, component_minima, hook
-from timely.algorithms.edges import edge_ends, node_ids, spread_edges
+from timely.algorithms.edges import by_vertex, edge_ends, node_ids, spread_edges
 from timely.algorithms.ids import Ids, VertexIds
 from timely.algorithms.propagation import Growing, each_time, least_values
 from timely.container import Batch
@@ -221,7 +221,7 @@ def _owners(stars):
         return Batch(kind=kind, a=np.concatenate([hi, nodes, wanted]),
                      b=np.concatenate([lo, ms, np.full(len(wanted), me, np.int64)]))
 
-    return at_complete_times("Owners", [(stars, "node")], step)
+    return at_complete_times("Owners", [(stars, by_vertex("node"))], step)
 
 
 def _answers(requests, labels):
@@ -262,7 +262,8 @@ def _answers(requests, labels):
         m = np.asarray(index.take(ids)[0]).astype(np.int64, copy=False)
         return Batch(m=m, label=np.minimum(label.view[ids], m), to=to)
 
-    return at_complete_times("Answers", [(requests, "a"), (labels, "node")], step)
+    return at_complete_times("Answers", [(requests, by_vertex("a")), (labels, by_vertex("node"))],
+                             step)
 
 
 def _labelled(moves, answers):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from timely.algorithms._graph import edge_hash
+from timely.algorithms._graph import edge_hash, vertex_hash
 from timely.algorithms.ids import Ids, VertexIds
 from timely.algorithms.propagation import each_time
 from timely.container import Batch
@@ -38,7 +38,7 @@ from timely.errors import ColumnarError
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
 
-__all__ = ["both_ways", "degrees", "edge_ends", "int64_column", "int64_values", "node_ids",
+__all__ = ["both_ways", "by_vertex", "degrees", "edge_ends", "int64_column", "int64_values", "node_ids",
            "out_degrees", "per_key", "simple_arcs", "spread_edges", "summed", "sums_by_node",
            "vertex_rows"]
 
@@ -81,6 +81,20 @@ def node_ids(batch, column: str = "node") -> np.ndarray:
 def _edge_hash(batch: Batch) -> np.ndarray:
     return edge_hash(np.ascontiguousarray(batch["src"], dtype=np.int64),
                      np.ascontiguousarray(batch["dst"], dtype=np.int64))
+
+
+def by_vertex(column: str) -> Exchange:
+    """A pact routing each row by a 64-bit mix of its int64 vertex id in
+    ``column`` (:func:`~timely.algorithms._graph.vertex_hash`): every id is
+    owned by one worker, and ids that share their low bits (multiples of
+    1024, say) still spread, where ``Exchange(column)`` takes an int as its
+    own hash."""
+
+    def hashes(batch: Batch) -> np.ndarray:
+        return vertex_hash(np.ascontiguousarray(batch[column], dtype=np.int64))
+
+    hashes.__qualname__ = f"by_vertex({column!r})"
+    return Exchange(batch=hashes)
 
 
 def spread_edges(edges, name: str = "SpreadEdges"):

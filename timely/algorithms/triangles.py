@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from timely.algorithms._graph import triangle_links
-from timely.algorithms.edges import simple_arcs, summed, vertex_rows
+from timely.algorithms.edges import by_vertex, simple_arcs, summed, vertex_rows
 from timely.algorithms.ids import Ids, VertexIds
 from timely.algorithms.propagation import loop_round, outer_time
 from timely.container import Batch
@@ -105,7 +105,7 @@ def _ring_step(own: Stream[Batch], visiting: Stream[Batch],
     index, peers = own.scope.index, own.scope.peers
     last = peers - 1
     b = OperatorBuilder(name, own.scope)
-    own_in = b.new_input(own, Exchange("lo"))
+    own_in = b.new_input(own, by_vertex("lo"))
     visiting_in = b.new_input(visiting, Exchange("dest"))
     out, counted = b.new_output()
     ahead, passed = b.new_output()
@@ -252,8 +252,10 @@ def local_clustering_coefficient(edges: Stream[Batch], nodes: Stream[Batch] | No
     Work: the triangles of the undirected graph, found in C with each edge
     oriented towards its higher-degree end, O(m sqrt(m)) split over the
     workers by vertex. Memory: each worker holds its share of the oriented
-    edges and one other worker's share at a time, O(m / peers) when the
-    shares are even (vertex ids spread by ``id % peers``); the shares pass
+    edges and one other worker's share at a time, O(m / peers) (vertices
+    spread by a hash of their ids, :func:`~timely.algorithms.edges.by_vertex`,
+    whatever their degrees or low bits; a hub's out-edges, at most
+    sqrt(2 m) once oriented, stay with it); the shares pass
     round the workers in ``peers`` rounds, so each worker receives m edges
     in all.
 
