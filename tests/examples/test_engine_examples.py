@@ -151,7 +151,7 @@ def test_connected_components_main(capsys):
     assert "labels match union-find" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("method", ["gather", "propagate"])
+@pytest.mark.parametrize("method", ["union-find", "propagate"])
 def test_connected_components_columnar_main(capsys, method):
     labels, _ = connected_components.main(
         ["--nodes", "300", "--edges", "200", "-w", "2", "--method", method])
@@ -165,7 +165,7 @@ def test_connected_components_columnar_main(capsys, method):
 def test_connected_components_columnar(workers, nodes, edges, seed):
     graph = connected_components.random_graph(nodes, edges, seed)
     expected = connected_components.union_find_labels(nodes, graph)
-    for method in ("gather", "propagate"):
+    for method in ("union-find", "propagate"):
         assert connected_components.connected_components_columnar(
             nodes, graph, workers=workers, method=method) == expected
 
