@@ -86,20 +86,19 @@ def _kept_components(edges, name: str = "Components"):
         index = KeyIndex(1)
         parts = Components()
         waiting: dict = {}          # time -> Batches not joined in yet
-        reports: dict = {}          # time -> [nodes before it, arrays of nodes to report]
+        reports: dict = {}          # time -> (nodes before it, arrays of old nodes whose label fell)
         notified: set = set()
 
         def join_in(time, rows: Batch) -> None:
             report = reports.get(time)
             if report is None:
-                report = reports[time] = [len(index), []]
+                report = reports[time] = (len(index), [])
             before = len(index)
             ids = index.insert([np.concatenate([rows["src"], rows["dst"]])])
             new = np.arange(before, len(index), dtype=np.int64)
             parts.grow(np.asarray(index.take(new)[0]).astype(np.int64, copy=False))
             # A time's first edges: every node is new and reported, so none is walked.
             fell = parts.union(ids[:len(rows)], ids[len(rows):], report=report[0] > 0)
-            report[1].append(new)
             report[1].append(fell[fell < report[0]])
 
         def run(frontiers):
@@ -113,11 +112,10 @@ def _kept_components(edges, name: str = "Components"):
                 for rows in waiting.pop(ready.time, ()):
                     join_in(ready.time, rows)
                 report = reports.pop(ready.time, None)
-                if report is not None and report[1]:
-                    marked = np.zeros(len(index), dtype=bool)
-                    for part in report[1]:
-                        marked[part] = True
-                    labelled = np.flatnonzero(marked)
+                if report is not None:
+                    # New at the time, then the old nodes whose label fell (once each).
+                    labelled = np.concatenate([np.arange(report[0], len(index), dtype=np.int64),
+                                               np.unique(np.concatenate(report[1]))])
                     if len(labelled):
                         out.session(ready).give_container(Batch(
                             node=np.asarray(index.take(labelled)[0]), label=parts.labels(labelled)))
