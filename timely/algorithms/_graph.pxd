@@ -17,3 +17,6 @@ cdef class Components:
     cdef object _next           # int32 per node: the next member, a circular list per component
     cdef object _mark           # uint8 per node: reported in the current union
     cdef readonly Py_ssize_t nodes
+    cdef bint stale             # _size and _next out of date (unions that did not report)
+
+    cdef int _lists(self) except -1

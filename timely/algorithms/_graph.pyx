@@ -261,6 +261,7 @@ cdef class Components:
 
     def __cinit__(self):
         self.nodes = 0
+        self.stale = False
         self._parent = np.empty(0, dtype=np.int32)
         self._size = np.empty(0, dtype=np.int32)
         self._least = np.empty(0, dtype=np.int64)
@@ -297,11 +298,34 @@ cdef class Components:
                 mark[n + i] = 0
         self.nodes = n + k
 
+    cdef int _lists(self) except -1:
+        # Rebuilds every component's member list and size from the parents,
+        # after unions that kept neither: O(n).
+        cdef Py_ssize_t n = self.nodes, i
+        cdef int32_t[::1] parent = self._parent
+        cdef int32_t[::1] size_ = self._size
+        cdef int32_t[::1] nxt = self._next
+        cdef int32_t r
+        with nogil:
+            for i in range(n):
+                nxt[i] = <int32_t>i
+                size_[i] = 1
+            for i in range(n):
+                r = root32(&parent[0], <int32_t>i)
+                if r != i:
+                    nxt[i] = nxt[r]
+                    nxt[r] = <int32_t>i
+                    size_[r] += 1
+        self.stale = False
+        return 0
+
     def union(self, const int64_t[::1] a, const int64_t[::1] b, bint report=True):
         """Joins the components of ``a[i]`` and ``b[i]`` for every ``i``;
         returns the distinct nodes whose label fell, in order of first fall.
 
-        With ``report`` false nothing is walked or returned: for a batch
+        With ``report`` false nothing is walked or returned, and the unions
+        keep only the parents and each root's least key (the members' lists
+        are rebuilt, in O(n), by the next union that reports): for batches
         whose nodes are all reported anyway (a graph's first edges)."""
         cdef Py_ssize_t m = a.shape[0], n = self.nodes, i, changed = 0
         if b.shape[0] != m:
@@ -317,6 +341,22 @@ cdef class Components:
         cdef int64_t[::1] out = out_a
         cdef int32_t ra, rb, falls, v, swap
         cdef int64_t keep
+        if not report:
+            with nogil:
+                for i in range(m):
+                    ra = root32(&parent[0], <int32_t>a[i])
+                    rb = root32(&parent[0], <int32_t>b[i])
+                    if ra == rb:
+                        continue
+                    # The root with the least key stays a root.
+                    if least[rb] < least[ra]:
+                        ra, rb = rb, ra
+                    parent[rb] = ra
+            if m:
+                self.stale = True
+            return out_a[:0]
+        if self.stale:
+            self._lists()
         for i in range(m):
             ra = root32(&parent[0], <int32_t>a[i])
             rb = root32(&parent[0], <int32_t>b[i])
