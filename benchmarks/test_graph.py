@@ -5,7 +5,7 @@ The graph: ``rmat_edges(scale, edges, seed=1)`` (R-MAT, a=0.57, b=c=0.19),
 10^5 edges on 2^15 nodes and 10^6 edges on 2^18 nodes; every node is given
 as a node too. Each worker introduces every ``peers``-th edge as one Batch.
 
-- ``cc``: :func:`~timely.algorithms.connected_components`, ``gather`` and
+- ``cc``: :func:`~timely.algorithms.connected_components`, ``union-find`` and
   ``propagate``; baseline ``scipy.sparse.csgraph.connected_components`` of
   the graph, including building its CSR matrix (what a caller with edge
   arrays pays). Checked: the least node of every component, as scipy's.
@@ -140,7 +140,7 @@ def measure(benchmark, algorithm, n, src, dst, workers, baseline_s, check, igrap
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.parametrize("method", ["gather", "propagate"])
+@pytest.mark.parametrize("method", ["union-find", "propagate"])
 @pytest.mark.parametrize("edges", [10**5, 10**6])
 def test_cc(benchmark, edges, method, workers):
     n, src, dst = graph(edges)
