@@ -1,5 +1,6 @@
 """Graph kernels in typed C over node numbers (0..n-1)."""
 
+cimport cython
 cimport numpy as cnp
 from libc.stdint cimport INT32_MAX, INT64_MAX, int32_t, int64_t, uint64_t
 
@@ -521,13 +522,17 @@ def most_frequent(const int64_t[::1] group, const int64_t[::1] label,
     return best_a, found_a
 
 
+@cython.overflowcheck(False)
 cdef inline uint64_t mix64(uint64_t x) noexcept nogil:
-    # SplitMix64's finalizer: every output bit depends on every input bit.
+    # SplitMix64's finalizer: every output bit depends on every input bit;
+    # its products wrap modulo 2**64 on purpose (no overflow check, even in
+    # the debug build).
     x = (x ^ (x >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
     x = (x ^ (x >> 27)) * <uint64_t>0x94D049BB133111EB
     return x ^ (x >> 31)
 
 
+@cython.overflowcheck(False)
 def edge_hash(const int64_t[::1] a, const int64_t[::1] b):
     """Per edge ``a[i] -- b[i]``, a 64-bit hash of both ends (uint64), in
     one pass in C: routing edges by it spreads them evenly over any number
@@ -610,6 +615,7 @@ def hook(const int64_t[::1] ids, const int64_t[::1] labels, int64_t[::1] least,
     return hi_a[:e], lo_a[:e], changed_a[:c]
 
 
+@cython.overflowcheck(False)
 def vertex_hash(const int64_t[::1] a):
     """Per vertex id, a 64-bit mix of it (uint64), in one pass in C: routing
     vertices by it spreads them evenly over any number of workers even when
