@@ -90,8 +90,8 @@ def label_propagation(edges: Stream[Batch], nodes: Stream[Batch] | None = None,
 
 
 def _label_propagation(edges: Stream[Batch], nodes: Stream[Batch] | None = None,
-                      iterations: int = 10, *, directed: bool = True, src: str = "src",
-                      dst: str = "dst") -> Stream[Batch]:
+                       iterations: int = 10, *, directed: bool = True, src: str = "src",
+                       dst: str = "dst") -> Stream[Batch]:
     if type(iterations) is not int or iterations < 0:
         raise ColumnarError(f"label_propagation needs iterations >= 0, not {iterations!r}")
     heard_from = simple_arcs(edges, directed, src, dst)

@@ -86,7 +86,8 @@ def _kept_components(edges, name: str = "Components"):
         index = KeyIndex(1)
         parts = Components()
         waiting: dict = {}          # time -> Batches not joined in yet
-        reports: dict = {}          # time -> (nodes before it, arrays of old nodes whose label fell)
+        # time -> (nodes before it, arrays of the old nodes whose label fell)
+        reports: dict = {}
         notified: set = set()
 
         def join_in(time, rows: Batch) -> None:
@@ -184,14 +185,14 @@ def _bounded_tree(node: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.n
 def _owners(stars):
     """Per node, on the worker that owns it (exchanged by node): the least
     of the labels the workers' union-finds gave it, ``m``, kept across
-    times (:func:`~timely.algorithms._graph.hook`). Per complete time, rows of three kinds: ``kind`` 0, an edge
-    ``(a, b)`` between two of those labels that the node joins (each
-    distinct pair once, those of one lower label shaped by
-    :func:`_bounded_tree`); 1, ``(node a, m b)`` for a node new at
-    the time or whose ``m`` fell; 2, ``(m a, worker b)``, this worker's
-    first request for the final label of an ``m``. Work: one pass in C
-    over the time's rows and a sort of the edges it makes; state: an id and
-    an ``m`` per node owned."""
+    times (:func:`~timely.algorithms._graph.hook`). Per complete time, rows
+    of three kinds: ``kind`` 0, an edge ``(a, b)`` between two of those
+    labels that the node joins (each distinct pair once, those of one lower
+    label shaped by :func:`_bounded_tree`); 1, ``(node a, m b)`` for a node
+    new at the time or whose ``m`` fell; 2, ``(m a, worker b)``, this
+    worker's first request for the final label of an ``m``. Work: one pass
+    in C over the time's rows and a sort of the edges it makes; state: an
+    id and an ``m`` per node owned."""
     index = KeyIndex(1)
     least = Growing(np.int64)
     seen = Growing(np.uint8)
@@ -396,7 +397,7 @@ def connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = Non
 
 
 def _connected_components(edges, nodes=None, *, method: str = "union-find", src: str = "src",
-                         dst: str = "dst", on_round=None):
+                          dst: str = "dst", on_round=None):
     if method not in ("union-find", "propagate"):
         raise ColumnarError(f"method is 'union-find' or 'propagate', not {method!r}")
 

@@ -38,7 +38,8 @@ from timely.errors import ColumnarError
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
 
-__all__ = ["both_ways", "by_vertex", "degrees", "edge_ends", "int64_column", "int64_values", "node_ids",
+__all__ = ["both_ways", "by_vertex", "degrees", "edge_ends", "int64_column", "int64_values",
+           "node_ids",
            "out_degrees", "per_key", "simple_arcs", "spread_edges", "summed", "sums_by_node",
            "vertex_rows"]
 
@@ -205,7 +206,7 @@ def degrees(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *, src: st
 
 
 def _degrees(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *, src: str = "src",
-            dst: str = "dst") -> Stream[Batch]:
+             dst: str = "dst") -> Stream[Batch]:
 
     def ends(b: Batch) -> Batch:
         s, d = edge_ends(b, src, dst)

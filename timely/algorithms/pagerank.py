@@ -154,8 +154,8 @@ def pagerank(edges: Stream[Batch], iterations: int | None = 20, *, damping: floa
 
 
 def _pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
-             tolerance: float | None = None, nodes=None, src: str = "src", dst: str = "dst",
-             on_round=None, definition: str = "graphx"):
+              tolerance: float | None = None, nodes=None, src: str = "src", dst: str = "dst",
+              on_round=None, definition: str = "graphx"):
     if definition not in ("graphx", "normalized"):
         raise ColumnarError(f"definition is 'graphx' or 'normalized', not {definition!r}")
     if definition == "normalized":
@@ -345,9 +345,9 @@ def personalized_pagerank(edges: Stream[Batch], sources: Stream[Batch],
 
 
 def _personalized_pagerank(edges: Stream[Batch], sources: Stream[Batch],
-                          nodes: Stream[Batch] | None = None, iterations: int = 20, *,
-                          damping: float = 0.85, src: str = "src",
-                          dst: str = "dst") -> Stream[Batch]:
+                           nodes: Stream[Batch] | None = None, iterations: int = 20, *,
+                           damping: float = 0.85, src: str = "src",
+                           dst: str = "dst") -> Stream[Batch]:
 
     def ends(b: Batch) -> Batch:
         s, d = edge_ends(b, src, dst)

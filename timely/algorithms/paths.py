@@ -92,7 +92,8 @@ def _bfs(edges, roots, *, src: str = "src", dst: str = "dst", on_round=None):
 
     seeds = roots.map_batch(
         lambda b: Batch(node=node_ids(b, "node"), distance=np.zeros(len(b), dtype=np.int64)))
-    return least_values(edges.map_batch(arcs), seeds, "distance", on_round=on_round, name="Distance")
+    return least_values(edges.map_batch(arcs), seeds, "distance", on_round=on_round,
+                        name="Distance")
 
 
 def sssp(edges: Stream[Batch], source: int | str, nodes: Stream[Batch] | None = None, *,
@@ -142,8 +143,8 @@ def sssp(edges: Stream[Batch], source: int | str, nodes: Stream[Batch] | None = 
 
 
 def _sssp(edges: Stream[Batch], source: int, nodes: Stream[Batch] | None = None, *,
-         directed: bool = True, weight: str = "weight", src: str = "src",
-         dst: str = "dst") -> Stream[Batch]:
+          directed: bool = True, weight: str = "weight", src: str = "src",
+          dst: str = "dst") -> Stream[Batch]:
     if type(source) is not int and not isinstance(source, np.integer):
         raise ColumnarError(f"the source is an int vertex id, not {source!r}")
     if not _INT64[0] <= int(source) <= _INT64[1]:
@@ -215,8 +216,8 @@ def shortest_paths(edges: Stream[Batch], landmarks: Stream[Batch],
 
 
 def _shortest_paths(edges: Stream[Batch], landmarks: Stream[Batch],
-                   nodes: Stream[Batch] | None = None, *, directed: bool = True,
-                   src: str = "src", dst: str = "dst") -> Stream[Batch]:
+                    nodes: Stream[Batch] | None = None, *, directed: bool = True,
+                    src: str = "src", dst: str = "dst") -> Stream[Batch]:
     arcs = _arcs(edges, directed, src, dst)
     backwards = arcs.map_batch(lambda b: Batch(src=b["dst"], dst=b["src"],
                                                weight=np.ones(len(b), dtype=np.int64)))
@@ -293,8 +294,8 @@ def bfs_paths(edges: Stream[Batch], from_nodes: Stream[Batch], to_nodes: Stream[
 
 
 def _bfs_paths(edges: Stream[Batch], from_nodes: Stream[Batch], to_nodes: Stream[Batch], *,
-              directed: bool = True, max_length: int | None = None, src: str = "src",
-              dst: str = "dst") -> Stream[Batch]:
+               directed: bool = True, max_length: int | None = None, src: str = "src",
+               dst: str = "dst") -> Stream[Batch]:
     if max_length is not None and (type(max_length) is not int or max_length < 0):
         raise ColumnarError(f"max_length is None or an int >= 0, not {max_length!r}")
     arcs = _arcs(edges, directed, src, dst)

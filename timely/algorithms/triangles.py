@@ -83,7 +83,8 @@ class _OwnBlock:
             lo = self.numbers.lookup([np.asarray(visiting["lo"], dtype=np.int64)])
             hi = self.numbers.lookup([np.asarray(visiting["hi"], dtype=np.int64)])
             kept = (lo >= 0) & (hi >= 0)
-            other = _csr(lo[kept], hi[kept], np.asarray(visiting["weight"], dtype=np.int64)[kept], len(self.ids))
+            weight = np.asarray(visiting["weight"], dtype=np.int64)
+            other = _csr(lo[kept], hi[kept], weight[kept], len(self.ids))
         triangle_links(*self.edges, *other, self.triangles, self.links)
 
     def found(self) -> Batch | None:
@@ -270,8 +271,8 @@ def local_clustering_coefficient(edges: Stream[Batch], nodes: Stream[Batch] | No
 
 
 def _local_clustering_coefficient(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
-                                 directed: bool = True, src: str = "src",
-                                 dst: str = "dst") -> Stream[Batch]:
+                                  directed: bool = True, src: str = "src",
+                                  dst: str = "dst") -> Stream[Batch]:
 
     def coefficient(b: Batch) -> Batch:
         k = b["size"].astype(np.float64)
@@ -301,7 +302,7 @@ def triangles(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *, src: 
 
 
 def _triangles(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *, src: str = "src",
-              dst: str = "dst") -> Stream[Batch]:
+               dst: str = "dst") -> Stream[Batch]:
     return _neighbourhoods(edges, nodes, False, src, dst).map_batch(
         lambda b: Batch(node=b["node"], triangles=b["links"] // 2))
 

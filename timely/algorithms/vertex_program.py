@@ -453,7 +453,8 @@ def _check_vertex_set(edges: Stream[Batch], vertices: Stream[Batch], src: str, d
     for an edge end that is not among the vertices, or a vertex given twice."""
 
     def ends(b: Batch) -> Batch:
-        both = np.concatenate([int64_column(b, src, "the edges"), int64_column(b, dst, "the edges")])
+        both = np.concatenate([int64_column(b, src, "the edges"),
+                               int64_column(b, dst, "the edges")])
         return Batch(id=both, n=np.zeros(len(both), dtype=np.int64))
 
     def named(b: Batch) -> Batch:
@@ -560,10 +561,10 @@ def pregel(edges: Stream[Batch], vertices: Stream[Batch], *,
 
 
 def _pregel_program(edges: Stream[Batch], vertices: Stream[Batch], *,
-           send: Callable[[Batch], Batch | None], merge: Merge,
-           update: Callable[[Batch, Batch], Batch], max_rounds: int | None = None,
-           src: str = "src", dst: str = "dst", key: str = "id",
-           with_dst: bool = True) -> Stream[Batch]:
+                    send: Callable[[Batch], Batch | None], merge: Merge,
+                    update: Callable[[Batch, Batch], Batch], max_rounds: int | None = None,
+                    src: str = "src", dst: str = "dst", key: str = "id",
+                    with_dst: bool = True) -> Stream[Batch]:
     for what, fn in (("send", send), ("update", update)):
         if not callable(fn):
             raise TypeError(f"pregel: {what} is a function of Batches, not "
@@ -623,14 +624,15 @@ def strongly_connected_components(edges: Stream[Batch], nodes: Stream[Batch] | N
 
 
 def _strongly_connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
-                                  src: str = "src", dst: str = "dst") -> Stream[Batch]:
+                                   src: str = "src", dst: str = "dst") -> Stream[Batch]:
     def arcs(b: Batch) -> Batch:
         return Batch(src=int64_column(b, src, "the edges"), dst=int64_column(b, dst, "the edges"))
 
     links = edges.map_batch(arcs)
     ends = links.map_batch(lambda b: Batch(node=np.concatenate([b["src"], b["dst"]])))
     if nodes is not None:
-        ends = ends.concat(nodes.map_batch(lambda b: Batch(node=int64_column(b, "node", "the nodes"))))
+        ends = ends.concat(nodes.map_batch(
+            lambda b: Batch(node=int64_column(b, "node", "the nodes"))))
     everyone = ends.distinct(["node"])
 
     def forward(b: Batch) -> Batch:
