@@ -445,3 +445,25 @@ def first_difference(got: Sequence[object], want: Sequence[object]) -> str:
 def expect_equal(what: str, got: Sequence[object], want: Sequence[object]) -> None:
     if got != want:
         raise Mismatch(f"{what}: {first_difference(list(got), list(want))}")
+
+
+def print_at_end(request, name: str, title: str, text: Callable[[], str]) -> None:
+    """Has the session end with ``text()`` under the heading ``title`` in
+    the terminal summary (nothing when it is empty): the table of figures a
+    benchmark file measured in this run. ``name`` registers it once, however
+    many modules or fixtures ask."""
+    import pytest
+
+    class Summary:
+        @pytest.hookimpl(trylast=True)
+        def pytest_terminal_summary(self, terminalreporter) -> None:
+            lines = text()
+            if not lines:
+                return
+            terminalreporter.section(title)
+            for line in lines.splitlines():
+                terminalreporter.write_line(line)
+
+    manager = request.config.pluginmanager
+    if not manager.has_plugin(name):
+        manager.register(Summary(), name)

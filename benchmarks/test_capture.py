@@ -310,21 +310,11 @@ _columnar: dict = {}
 _records: dict = {}
 
 
-class _Summary:
-    @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        if not (_columnar or _records):
-            return
-        terminalreporter.section("capture format and replay throughput, measured in this run")
-        for line in table(_columnar, _records).splitlines():
-            terminalreporter.write_line(line)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _capture_summary(request):
-    manager = request.config.pluginmanager
-    if not manager.has_plugin("timely-capture-summary"):
-        manager.register(_Summary(), "timely-capture-summary")
+    harness.print_at_end(request, "timely-capture-summary",
+                         "capture format and replay throughput, measured in this run",
+                         lambda: table(_columnar, _records) if (_columnar or _records) else "")
     yield
 
 

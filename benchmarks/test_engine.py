@@ -651,23 +651,11 @@ def measure_all(max_time: float = 1.0, progress=None) -> tuple[Figures, list[str
 _figures = Figures()
 
 
-class _Summary:
-    """Prints the table of this run at the end of the session."""
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if not _figures:
-            return
-        terminalreporter.section("timely engine vs baselines, measured in this run")
-        for line in table(_figures).splitlines():
-            terminalreporter.write_line(line)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _engine_summary(request):
-    manager = request.config.pluginmanager
-    if not manager.has_plugin("timely-engine-summary"):
-        manager.register(_Summary(), "timely-engine-summary")
+    harness.print_at_end(request, "timely-engine-summary",
+                         "timely engine vs baselines, measured in this run",
+                         lambda: table(_figures) if _figures else "")
     yield
 
 

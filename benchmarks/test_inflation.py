@@ -300,23 +300,11 @@ def table(runs: dict[tuple[str, int], Run]) -> str:
     return "\n".join(lines)
 
 
-class _Summary:
-    """Prints the table of this run at the end of the session."""
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if not _runs:
-            return
-        terminalreporter.section("graph algorithms at 1 to 8 workers, measured in this run")
-        for line in table(_runs).splitlines():
-            terminalreporter.write_line(line)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _inflation_summary(request):
-    manager = request.config.pluginmanager
-    if not manager.has_plugin("timely-inflation-summary"):
-        manager.register(_Summary(), "timely-inflation-summary")
+    harness.print_at_end(request, "timely-inflation-summary",
+                         "graph algorithms at 1 to 8 workers, measured in this run",
+                         lambda: table(_runs) if _runs else "")
     _load.setdefault("start", os.getloadavg())
     yield
 
