@@ -44,22 +44,24 @@ def run_graph(algorithms: dict, edges, node_columns=(), weights=None, workers: i
     return merged
 
 
-def rows_received(logs: list) -> dict:
-    """Per ``(worker, operator name)``, the records that the worker's
-    operator of that name took in, over all its inputs, from the
-    :mod:`timely.logging` events of each worker (``logs[k]``: worker k's
-    ``(time_ns, worker, event)`` triples, with ``MessagesEvent``,
-    ``OperatesEvent`` and ``ChannelsEvent``)."""
+def rows_received(logs: list, *, by_time: bool = False) -> dict:
+    """Per ``(worker, operator name)`` (with ``by_time``, per ``(worker,
+    operator name, time)``), the records that the worker's operator of that
+    name took in, over all its inputs, from the :mod:`timely.logging`
+    events of each worker (``logs[k]``: worker k's ``(time_ns, worker,
+    event)`` triples, with ``MessagesEvent``, ``OperatesEvent`` and
+    ``ChannelsEvent``)."""
     from timely.logging import ChannelsEvent, MessagesEvent, OperatesEvent
 
     got: dict = defaultdict(int)
     for worker, events in enumerate(logs):
-        names = {e.addr: e.name for _, _, e in events if type(e) is OperatesEvent}
+        names = {tuple(e.addr): e.name for _, _, e in events if type(e) is OperatesEvent}
         into = {e.id: names.get((*e.scope_addr, e.target[0]))
                 for _, _, e in events if type(e) is ChannelsEvent}
         for _, _, e in events:
             if type(e) is MessagesEvent and not e.is_send and into.get(e.channel):
-                got[worker, into[e.channel]] += e.record_count
+                key = (worker, into[e.channel], e.time) if by_time else (worker, into[e.channel])
+                got[key] += e.record_count
     return dict(got)
 
 

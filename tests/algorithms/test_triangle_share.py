@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.algorithms.helpers import logged_graph_run, rows_received
 from tests.reference import graphalytics as reference
 from timely.algorithms import (
     local_clustering_coefficient,
@@ -23,7 +24,6 @@ from timely.algorithms import (
     triangle_count,
     triangles,
 )
-from timely.logging import ChannelsEvent, MessagesEvent, OperatesEvent
 
 # -- answers --------------------------------------------------------------------------
 
@@ -137,42 +137,16 @@ def oriented_edge_count(src: np.ndarray, dst: np.ndarray) -> int:
 def test_no_worker_receives_more_than_its_share_of_the_edges_in_a_round(workers):
     src, dst = rmat_edges(12, 20000, seed=1)
     m = oriented_edge_count(src, dst)
-
-    def work(worker):
-        log: list = []
-        worker.logging.register(lambda t, batch: log.extend(e for _, _, e in batch),
-                                kinds=[OperatesEvent, ChannelsEvent, MessagesEvent])
-        counted: list = []
-        with worker.dataflow() as scope:
-            handle, edges = scope.new_input()
-            triangle_count(edges).inspect_batch(lambda t, b: counted.extend(b.to_records()))
-        k, p = worker.index, worker.peers
-        handle.send_batch(timely.Batch(src=src[k::p], dst=dst[k::p]))
-        handle.close()
-        worker.drain()
-        worker.logging.flush()
-        # The channels into the operator that counts the triangles.
-        ops = [e.addr for e in log if type(e) is OperatesEvent and e.name == "Triangles"]
-        assert len(ops) == 1
-        scope_addr, operator = ops[0][:-1], ops[0][-1]
-        into = {e.id for e in log if type(e) is ChannelsEvent
-                and tuple(e.scope_addr) == tuple(scope_addr) and e.target[0] == operator}
-        assert into
-        received: dict = defaultdict(int)
-        for e in log:
-            if type(e) is MessagesEvent and not e.is_send and e.channel in into:
-                received[e.time] += e.record_count
-        return dict(received), counted
-
-    parts = timely.execute(work, workers=workers)
+    counted, logs = logged_graph_run(triangle_count, src, dst, workers, all_on_first=False)
+    assert len(counted) == 1
+    received = {(k, time): rows for (k, name, time), rows
+                in rows_received(logs, by_time=True).items() if name == "Triangles"}
     bound = SHARE * m / workers + SLACK
-    for index, (received, _) in enumerate(parts):
-        for time, rows in received.items():
-            assert rows <= bound, (f"worker {index} received {rows} oriented edges at {time}, "
-                                   f"more than {bound:.0f} of {m}")
-    for received, _ in parts:
+    for (index, time), rows in received.items():
+        assert rows <= bound, (f"worker {index} received {rows} oriented edges at {time}, "
+                               f"more than {bound:.0f} of {m}")
+    for index in range(workers):
         # Every block visits every worker once: m rows over the rounds 0..W-1.
-        assert sum(received.values()) == m
-        assert sorted(time[-1] for time in received) == list(range(workers))
-    total = [row for _, rows in parts for row in rows]
-    assert len(total) == 1
+        mine = {time: rows for (k, time), rows in received.items() if k == index}
+        assert sum(mine.values()) == m
+        assert sorted(time[-1] for time in mine) == list(range(workers))
