@@ -324,9 +324,9 @@ def _joined(stars, on_round):
     an ``iterative()`` scope; each owner then asks, once per ``m`` and
     worker, the worker owning ``m`` for its final label (:func:`_answers`)
     and labels its nodes (:func:`_labelled`). A star, a node and a label,
-    crosses workers once; the loop carries labels, not nodes, so a giant
-    component's least vertex takes in a row per worker and label linked
-    to it, not one per member."""
+    crosses workers once; the loop carries labels, not nodes, and the
+    links of one label are a tree of fan-out 64 per worker, so a giant
+    component's least label takes in its share, not a row per member."""
     rows = _owners(stars)
     links = rows.filter_batch(lambda b: b["kind"] == 0)
 
