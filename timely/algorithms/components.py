@@ -270,40 +270,44 @@ def _labelled(moves, answers):
     a, m b)`` rows, local), and the final label of every ``m`` it asked for
     from ``answers`` (``(m, label, to)`` rows, exchanged by ``to``). Per
     complete time, ``(node, label)`` for every node new at the time or
-    whose label fell. State: per node owned its ``m`` and label, per ``m``
-    asked its label; a time whose answers lower a label scans this
-    worker's nodes once."""
+    whose label fell. State: per node owned its ``m`` (numbered) and label,
+    per ``m`` asked its label; a time whose answers lower a label gathers
+    one flag per node of this worker."""
     nodes = KeyIndex(1)
-    m_of = Growing(np.int64)
+    m_of = Growing(np.int64)            # per node: the number of its m in `heard`
     label = Growing(np.int64, fill=_LARGEST)
     heard = KeyIndex(1)
     final = Growing(np.int64, fill=_LARGEST)
 
     def step(_cap, rows):
         moved, answered = rows
-        known = len(nodes)
-        if moved is not None:
-            moved_ids = nodes.insert([moved["a"]])
-            m_of.resize(len(nodes))
-            label.resize(len(nodes))
-            m_of.view[moved_ids] = moved["b"]
-        dirty = np.zeros(len(nodes), dtype=bool)
+        lowered = None
         if answered is not None:
             ids = heard.insert([answered["m"]])
             final.resize(len(heard))
             was = final.view[ids].copy()
             np.minimum.at(final.view, ids, np.asarray(answered["label"], dtype=np.int64))
-            lowered = np.zeros(len(heard), dtype=bool)
-            lowered[ids[final.view[ids] < was]] = True
-            if lowered.any() and known:
-                # The nodes asked about before whose m's label fell: one scan.
-                dirty[:known] = lowered[heard.lookup([m_of.view[:known]])]
+            fell = ids[final.view[ids] < was]
+            if len(fell):
+                lowered = np.zeros(len(heard), dtype=bool)
+                lowered[fell] = True
+        known = len(nodes)
+        if moved is not None:
+            moved_ids = nodes.insert([moved["a"]])
+            m_of.resize(len(nodes))
+            label.resize(len(nodes))
+            # Every m a node moves to was asked for, and answered, at this time or before.
+            m_of.view[moved_ids] = heard.lookup([moved["b"]])
+        dirty = np.zeros(len(nodes), dtype=bool)
+        if lowered is not None and known:
+            # The nodes held before whose m's label fell: one gather.
+            dirty[:known] = lowered[m_of.view[:known]]
         if moved is not None:
             dirty[moved_ids] = True
         ids = np.flatnonzero(dirty)
         if not len(ids):
             return None
-        now = final.view[heard.lookup([m_of.view[ids]])]
+        now = final.view[m_of.view[ids]]
         fell = (now < label.view[ids]) | (ids >= known)
         ids, now = ids[fell], now[fell]
         label.view[ids] = now
