@@ -93,7 +93,8 @@ def _kept_components(edges, name: str = "Components"):
         def join_in(time, rows: Batch) -> None:
             report = reports.get(time)
             if report is None:
-                report = reports[time] = (len(index), [])
+                fallen: list[np.ndarray] = []
+                report = reports[time] = (len(index), fallen)
             before = len(index)
             ids = index.insert([np.concatenate([rows["src"], rows["dst"]])])
             new = np.arange(before, len(index), dtype=np.int64)
