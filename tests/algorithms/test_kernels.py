@@ -1,7 +1,8 @@
 """The compiled graph kernels against plain models: the adjacency's arcs of
 a set of sources across rebuilds of its index, the union-find's labels and
-reported label changes across batches, ``lower``, and the triangles of one
-block of oriented edges against another."""
+reported label changes across batches, ``lower``, the triangles of one
+block of oriented edges against another, and a worker's local numbering of
+the ids it holds."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.reference import graph as reference
-from timely.algorithms._graph import Adjacency, Components, lower, triangle_links
+from timely.algorithms._graph import Adjacency, Components, LocalIds, lower, triangle_links
 
 I64 = np.int64
 
@@ -153,3 +154,37 @@ def test_triangle_links_refuse_what_is_not_two_graphs_over_the_nodes():
         triangle_links(starts, targets, weight, starts, targets, weight, cells[0][:1], cells[1])
     with pytest.raises(IndexError):
         triangle_links(starts, targets, weight, starts, np.array([2], dtype=I64), weight, *cells)
+
+
+# Ids from a small set (so that batches repeat them) or anywhere in int64.
+_IDS = st.one_of(st.integers(-3, 40), st.integers(-(2**63), 2**63 - 1),
+                 st.integers(0, 2**22).map(lambda x: x * 1024))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(_IDS, max_size=60), st.lists(_IDS, max_size=10)),
+                max_size=8))
+def test_local_ids_number_ids_in_order_of_arrival(steps):
+    ids, numbers = LocalIds(), {}
+    for inserted, probed in steps:
+        got = ids.insert(np.array(inserted, dtype=I64))
+        expected = [numbers.setdefault(x, len(numbers)) for x in inserted]
+        assert got.dtype == np.int32 and got.tolist() == expected
+        assert ids.lookup(np.array(probed, dtype=I64)).tolist() == [
+            numbers.get(x, -1) for x in probed]
+        assert len(ids) == len(numbers)
+        assert ids.view().tolist() == list(numbers)
+        assert ids.ids(np.array(expected, dtype=np.int32)).tolist() == inserted
+
+
+def test_local_ids_grow_past_many_rebuilds_and_refuse_numbers_not_held():
+    ids = LocalIds()
+    keys = np.random.default_rng(3).permutation(200_000).astype(I64) * 7919
+    for part in np.array_split(keys, 13):
+        ids.insert(part)
+    assert ids.lookup(keys).tolist() == list(range(len(keys)))
+    assert (ids.lookup(keys + 1)[keys % 7919 == 0] == -1).all()
+    with pytest.raises(IndexError):
+        ids.ids(np.array([len(keys)]))
+    with pytest.raises(IndexError):
+        ids.ids(np.array([-1]))
