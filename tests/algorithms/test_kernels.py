@@ -12,7 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.reference import graph as reference
-from timely.algorithms._graph import Adjacency, Components, LocalIds, lower, triangle_links
+from timely.algorithms._graph import (
+    Adjacency,
+    Components,
+    LocalIds,
+    arc_sums,
+    lower,
+    scatter_add,
+    tally,
+    triangle_links,
+)
 
 I64 = np.int64
 
@@ -188,3 +197,39 @@ def test_local_ids_grow_past_many_rebuilds_and_refuse_numbers_not_held():
         ids.ids(np.array([len(keys)]))
     with pytest.raises(IndexError):
         ids.ids(np.array([-1]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.data())
+def test_arc_sums_scatter_add_and_tally_add_in_the_order_given(targets, sources, data):
+    arcs = data.draw(st.lists(st.tuples(st.integers(0, targets - 1),
+                                        st.integers(0, sources - 1)), max_size=30))
+    share = data.draw(st.lists(st.floats(-1e6, 1e6), min_size=sources, max_size=sources))
+    target = np.array([t for t, _ in arcs], dtype=np.int32)
+    source = np.array([s for _, s in arcs], dtype=np.int32)
+    start = data.draw(st.lists(st.floats(-1e6, 1e6), min_size=targets, max_size=targets))
+    # The model adds one term at a time, in the order of the arcs.
+    expected = list(start)
+    for t, s in arcs:
+        expected[t] += share[s]
+    sums = np.array(start)
+    arc_sums(sums, target, source, np.array(share))
+    assert sums.tolist() == expected
+    total = np.array(start)
+    scatter_add(total, target, np.array([share[s] for _, s in arcs]))
+    assert total.tolist() == expected
+    counts = np.zeros(targets, dtype=np.int32)
+    tally(counts, target)
+    assert counts.tolist() == [sum(1 for t, _ in arcs if t == k) for k in range(targets)]
+
+
+def test_arc_sums_scatter_add_and_tally_refuse_numbers_out_of_range():
+    one = np.array([1], dtype=np.int32)
+    with pytest.raises(IndexError):
+        arc_sums(np.zeros(1), one, np.array([0], dtype=np.int32), np.zeros(1))
+    with pytest.raises(IndexError):
+        arc_sums(np.zeros(2), one, one, np.zeros(1))
+    with pytest.raises(IndexError):
+        scatter_add(np.zeros(1), one, np.zeros(1))
+    with pytest.raises(IndexError):
+        tally(np.zeros(1, dtype=np.int32), one)

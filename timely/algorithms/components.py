@@ -33,7 +33,7 @@ import numpy as np
 from timely.algorithms._graph import Components, LocalIds, hook
 from timely.algorithms.edges import by_vertex, edge_ends, node_ids, spread_edges
 from timely.algorithms.ids import Ids, VertexIds
-from timely.algorithms.propagation import Growing, least_values
+from timely.algorithms.propagation import Growing, least_values, pieces
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
@@ -499,7 +499,7 @@ def _connected_components(edges, nodes=None, *, method: str = "union-find", src:
         if named is not None:
             edges = edges.concat(named.map_batch(lambda b: Batch(src=b["node"], dst=b["node"])))
         return _kept_components(edges, "LocalComponents")
-    edges = spread_edges(edges)
+    edges = spread_edges(pieces(edges))
     stars = _kept_components(edges, "LocalComponents" if method == "union-find" else "LocalForest",
                              fresh=method == "propagate")
     if named is None:
