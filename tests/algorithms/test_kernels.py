@@ -17,6 +17,7 @@ from timely.algorithms._graph import (
     Components,
     LocalIds,
     arc_sums,
+    hook,
     lower,
     scatter_add,
     tally,
@@ -233,3 +234,38 @@ def test_arc_sums_scatter_add_and_tally_refuse_numbers_out_of_range():
         scatter_add(np.zeros(1), one, np.zeros(1))
     with pytest.raises(IndexError):
         tally(np.zeros(1, dtype=np.int32), one)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6), st.data())
+def test_hook_keeps_the_least_label_and_links_every_other_to_it(n, data):
+    seen0 = data.draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n, max_size=n))
+    least0 = data.draw(st.lists(st.integers(-5, 20), min_size=n, max_size=n))
+    rows = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(-5, 20)),
+                              max_size=25))
+    # The model, one row at a time: a node's first label is its least; a
+    # greater label is linked to the least, a lower one links the least to
+    # it and takes its place; a change is a first label, a fall, or any
+    # label of a node marked 2.
+    least, seen, edges, expected_changed = list(least0), list(seen0), [], []
+    for x, r in rows:
+        if not seen[x]:
+            seen[x], least[x] = 1, r
+            expected_changed.append(x)
+            continue
+        confirmed, seen[x] = seen[x] == 2, 1
+        if r > least[x]:
+            edges.append((r, least[x]))
+        elif r < least[x]:
+            edges.append((least[x], r))
+            least[x] = r
+            expected_changed.append(x)
+            continue
+        if confirmed:
+            expected_changed.append(x)
+    least_a, seen_a = np.array(least0, dtype=I64), np.array(seen0, dtype=np.uint8)
+    hi, lo, got = hook(np.array([x for x, _ in rows], dtype=np.int32),
+                       np.array([r for _, r in rows], dtype=I64), least_a, seen_a)
+    assert list(zip(hi.tolist(), lo.tolist())) == edges
+    assert got.tolist() == expected_changed
+    assert least_a.tolist() == least and seen_a.tolist() == seen

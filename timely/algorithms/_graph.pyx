@@ -284,7 +284,9 @@ cdef class Components:
         if n + k > INT32_MAX:
             raise OverflowError(f"a union-find holds at most {INT32_MAX} nodes, not {n + k}")
         if n + k > self._parent.shape[0]:
-            size = min(max(n + k, 2 * self._parent.shape[0], 16), INT32_MAX)
+            # By a quarter (or the whole batch): 21 bytes a node left unused add up.
+            size = min(max(n + k, self._parent.shape[0] + self._parent.shape[0] // 4, 16),
+                       INT32_MAX)
             self._parent = _grown(self._parent, size, n)
             self._size = _grown(self._size, size, n)
             self._least = _grown(self._least, size, n)
@@ -565,18 +567,20 @@ def hook(const index_t[::1] ids, const int64_t[::1] labels, int64_t[::1] least,
          unsigned char[::1] seen):
     """Takes in ``labels[i]`` for node number ``ids[i]``, in order, keeping
     in ``least`` each node's least label so far (``seen[x]`` 0 until its
-    first). Returns ``(hi, lo, changed)``: an edge ``hi[k] -- lo[k]``
-    (``lo < hi``) between two labels of one node wherever a label is not
-    its least (the label and the least, or the least and the label that
-    lowers it), so that the edges and ``least`` join every node's labels;
-    and the distinct nodes whose least is new or fell, in order of first
-    change. O(len(ids)) in C; ``seen`` is left marked.
+    first; 2 for a node whose least is its own id, set without a label, so
+    that its next label counts as a change even if equal). Returns ``(hi,
+    lo, changed)``: an edge ``hi[k] -- lo[k]`` (``lo < hi``) between two
+    labels of one node wherever a label is not its least (the label and the
+    least, or the least and the label that lowers it), so that the edges and
+    ``least`` join every node's labels; and the nodes whose least is new,
+    fell or (``seen`` 2) was confirmed, once per change (a node may repeat).
+    O(len(ids)) in C, whatever the number of nodes.
 
     >>> import numpy as np
-    >>> least, seen = np.zeros(2, np.int64), np.zeros(2, np.uint8)
-    >>> hi, lo, changed = hook(np.array([0, 0, 1, 0]), np.array([7, 5, 9, 6]), least, seen)
-    >>> hi.tolist(), lo.tolist(), changed.tolist(), least.tolist()
-    ([7, 6], [5, 5], [0, 1], [5, 9])
+    >>> least, seen = np.array([0, 3], np.int64), np.array([0, 2], np.uint8)
+    >>> hi, lo, changed = hook(np.array([0, 0, 1, 0]), np.array([7, 5, 3, 6]), least, seen)
+    >>> hi.tolist(), lo.tolist(), changed.tolist(), least.tolist(), seen.tolist()
+    ([7, 6], [5, 5], [0, 0, 1], [5, 3], [1, 1])
     """
     cdef Py_ssize_t n = ids.shape[0], size = least.shape[0], i, e = 0, c = 0
     if labels.shape[0] != n:
@@ -590,9 +594,8 @@ def hook(const index_t[::1] ids, const int64_t[::1] labels, int64_t[::1] least,
     cdef int64_t[::1] hi = hi_a
     cdef int64_t[::1] lo = lo_a
     cdef int64_t[::1] changed = changed_a
-    cdef cnp.ndarray mark_a = np.zeros(size, dtype=np.uint8)
-    cdef unsigned char[::1] mark = mark_a
     cdef int64_t x, r, m
+    cdef bint confirmed
     with nogil:
         for i in range(n):
             x = ids[i]
@@ -600,24 +603,29 @@ def hook(const index_t[::1] ids, const int64_t[::1] labels, int64_t[::1] least,
             if not seen[x]:
                 seen[x] = 1
                 least[x] = r
-            else:
-                m = least[x]
-                if r == m:
-                    continue
+                changed[c] = x
+                c += 1
+                continue
+            confirmed = seen[x] == 2
+            seen[x] = 1
+            m = least[x]
+            if r >= m:
                 if r > m:
                     hi[e] = r
                     lo[e] = m
                     e += 1
-                    continue
-                hi[e] = m
-                lo[e] = r
-                e += 1
-                least[x] = r
-            if not mark[x]:
-                mark[x] = 1
-                changed[c] = x
-                c += 1
-    return hi_a[:e], lo_a[:e], changed_a[:c]
+                if confirmed:
+                    changed[c] = x
+                    c += 1
+                continue
+            hi[e] = m
+            lo[e] = r
+            e += 1
+            least[x] = r
+            changed[c] = x
+            c += 1
+    # Copies, so that the arrays sized to every row are freed now.
+    return hi_a[:e].copy(), lo_a[:e].copy(), changed_a[:c].copy()
 
 
 @cython.overflowcheck(False)

@@ -229,10 +229,11 @@ class _Owned:
     :func:`~timely.algorithms.edges.by_vertex`), shared by the operators
     that own them (:func:`_owners`, :func:`_labelled`, on the same worker):
     the nodes' numbers, each node's ``m`` (the least label the workers'
-    union-finds gave it) and whether it has one, the ``m``'s it asked for
-    (numbered), each node's ``m`` by that number and its label as
-    reported, and the final label of each ``m`` asked. About 42 bytes per
-    node owned, and 20 per ``m`` asked."""
+    union-finds gave it) and whether it has one (``seen``: 2 for a node
+    named with no label, its own ``m``), the ``m``'s it asked for
+    (numbered), each node's ``m`` by that number (-1 for its own, not
+    asked) and its label as reported, and the final label of each ``m``
+    asked. About 42 bytes per node owned, and 28 per ``m`` asked."""
 
     def __init__(self) -> None:
         self.nodes = LocalIds()
@@ -253,7 +254,8 @@ def _owners(owned: _Owned, stars, named):
     of those labels that the node joins (each distinct pair once, those of
     one lower label shaped by :func:`_bounded_tree`); ``(node, m)``, the
     numbers (in ``owned``) of a node new at the time or whose ``m`` fell and
-    of its ``m``; ``(m, worker)``, this worker's first request for the
+    of its ``m`` (-1 for a node that is its own, named with no label: it
+    asks for nothing); ``(m, worker)``, this worker's first request for the
     final label of an ``m``. Work: one pass in C over the time's rows and a
     sort of the edges it makes."""
     me = stars.scope.index
@@ -274,8 +276,11 @@ def _owners(owned: _Owned, stars, named):
             ids = owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
             owned.least.resize(len(owned.nodes))
             owned.seen.resize(len(owned.nodes))
+            # A node named with no label is its own m, final until a star
+            # gives it one (a label of its own id needs a star of it), so
+            # it asks for nothing; seen 2 makes that star count as a change.
             alone = ids[owned.seen.view[ids] == 0]
-            owned.seen.view[alone] = 1
+            owned.seen.view[alone] = 2
             owned.least.view[alone] = owned.nodes.ids(alone)
             changes.append(alone)
         if not changes:
@@ -285,12 +290,15 @@ def _owners(owned: _Owned, stars, named):
         for changed in changes:
             flags[changed] = True
         changed = np.flatnonzero(flags)
+        del flags
         parts = []
         if his:
             hi, lo = _bounded_tree(*_distinct_pairs(np.concatenate(his), np.concatenate(los)))
             parts.append(Batch(a=hi, b=lo))
+        asking = owned.seen.view[changed] == 1
+        numbers = np.full(len(changed), -1, dtype=np.int32)
         known = len(owned.asked)
-        numbers = owned.asked.insert(owned.least.view[changed])
+        numbers[asking] = owned.asked.insert(owned.least.view[changed[asking]])
         parts.append(Batch(node=changed, m=numbers))
         wanted = owned.asked.view()[known:].copy()
         parts.append(Batch(m=wanted, worker=np.full(len(wanted), me, np.int64)))
@@ -375,15 +383,23 @@ def _labelled(owned: _Owned, moves, answers):
             owned.m_of.view[ids] = rows["m"]
             moved_ids.append(ids)
         dirty = np.zeros(owned.label.size, dtype=bool)
+        m_of = owned.m_of.view
         if lowered is not None and known:
-            # The nodes held before whose m's label fell: one gather.
-            dirty[:known] = lowered[owned.m_of.view[:known]]
+            # The nodes held before whose m's label fell: one gather (a node
+            # that is its own m, -1, asked for nothing and is never lowered).
+            asked = np.flatnonzero(m_of[:known] >= 0)
+            dirty[asked] = lowered[m_of[asked]]
         for ids in moved_ids:
             dirty[ids] = True
         ids = np.flatnonzero(dirty)
+        del dirty
         if not len(ids):
             return None
-        now = final.view[owned.m_of.view[ids]]
+        final.resize(len(owned.asked))
+        ms = m_of[ids]
+        now = owned.nodes.ids(ids)
+        asked = ms >= 0
+        now[asked] = final.view[ms[asked]]
         fell = (now < owned.label.view[ids]) | (ids >= known)
         ids, now = ids[fell], now[fell]
         owned.label.view[ids] = now
