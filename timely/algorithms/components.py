@@ -106,20 +106,29 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
     A message at the one time the input can still bring (its frontier is
     that time alone) is joined in as it arrives and dropped: the edges are
     never held, only the nodes a time reports. A message at a later time
-    waits for the times before it to be reported. Memory per worker: about
-    37 bytes per id held (its number, its id and the union-find's 21 bytes)."""
+    waits for the times before it to be reported. A time's report is sent
+    in slices of ``_SLICE`` rows made as they go, one an activation and none
+    while a peer holds a full send window of this worker's data, so the
+    rows in flight stay O(slice + window); nothing is joined in meanwhile.
+    Memory per worker: about 37 bytes per id held (its number, its id and
+    the union-find's 21 bytes)."""
     b = OperatorBuilder(name, edges.scope)
     inp = b.new_input(edges, Pipeline())
     out, result = b.new_output()
+    peers = edges.scope.peers
+    allocator = edges.scope.worker.allocator
 
-    def build(caps, _info):
+    def build(caps, info):
         caps.clear()
+        activate = info.activator.activate
         notificator = FrontierNotificator(b.arity)
         state = [LocalIds(), Components()]
         waiting: dict = {}          # time -> Batches not joined in yet
         # time -> (nodes before it, arrays of the old nodes whose label fell)
         reports: dict = {}
         notified: set = set()
+        # A report being sent: [capability, first new node, nodes then, fallen, rows sent]
+        sending: list = []
 
         def join_in(time, rows: Batch) -> None:
             ids, parts = state
@@ -140,9 +149,38 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
                 if len(fell):
                     report[1].append(fell[fell < report[0]])
 
+        def send() -> None:
+            # Slices of the report in progress: the new nodes, then the old
+            # ones whose label fell; one slice an activation between workers.
+            ids, parts = state
+            while sending:
+                if peers > 1 and allocator.congested():
+                    allocator.on_window(activate)
+                    return
+                cap, first, last, fallen, at = sending
+                new = last - first
+                stop = min(at + _SLICE, new + len(fallen))
+                numbers = np.concatenate([
+                    np.arange(first + min(at, new), first + min(stop, new), dtype=np.int64),
+                    fallen[max(at - new, 0):max(stop - new, 0)]])
+                if len(numbers):
+                    out.session(cap).give_container(Batch(node=ids.ids(numbers),
+                                                          label=parts.labels(numbers)))
+                sending[4] = stop
+                if stop == new + len(fallen):
+                    cap.drop()
+                    sending.clear()
+                    if fresh:
+                        state[:] = [LocalIds(), Components()]
+                    return
+                if peers > 1:
+                    activate()
+                    return
+
         def run(frontiers):
+            send()
             # Report the complete times first: a later time joins in only after.
-            while True:
+            while not sending:
                 item = notificator.next(frontiers)
                 if item is None:
                     break
@@ -151,18 +189,13 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
                 for rows in waiting.pop(ready.time, ()):
                     join_in(ready.time, rows)
                 report = reports.pop(ready.time, None)
-                if report is not None:
-                    ids, parts = state
-                    # New at the time, then the old nodes whose label fell (once each).
-                    labelled = np.arange(report[0], len(ids), dtype=np.int64)
-                    if report[1]:
-                        labelled = np.concatenate([labelled, np.unique(np.concatenate(report[1]))])
-                    if len(labelled):
-                        out.session(ready).give_container(Batch(
-                            node=ids.ids(labelled), label=parts.labels(labelled)))
-                    if fresh:
-                        state[:] = [LocalIds(), Components()]
-                ready.drop()
+                if report is None:
+                    ready.drop()
+                    continue
+                fallen = (np.unique(np.concatenate(report[1])) if report[1]
+                          else np.zeros(0, dtype=np.int64))
+                sending[:] = [ready, report[0], len(state[0]), fallen, 0]
+                send()
             frontier = frontiers[0].frontier()
             for cap, data in inp:
                 time = cap.time
@@ -171,7 +204,7 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
                     notificator.notify_at(cap)
                 if not len(data):
                     continue
-                if not waiting and len(frontier) == 1 and frontier[0] == time:
+                if not waiting and not sending and len(frontier) == 1 and frontier[0] == time:
                     join_in(time, data)
                 else:
                     waiting.setdefault(time, []).append(data)
@@ -180,6 +213,10 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
 
     b.build(build)
     return result
+
+
+# Rows per slice of a report.
+_SLICE = 1 << 17
 
 
 # The fill of a least-so-far: no label is larger (an id may equal it).
@@ -224,6 +261,19 @@ def _bounded_tree(node: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.n
     return node, parent
 
 
+class _Cells(Growing):
+    """A :class:`~timely.algorithms.propagation.Growing` array that grows by
+    a quarter (or to the size asked): per-node state is most of a worker's
+    memory here, and doubling would leave up to half of it unused."""
+
+    def reserve(self, size: int) -> None:
+        if size > len(self.data):
+            grown = np.full(max(size, len(self.data) + len(self.data) // 4), self.fill,
+                            dtype=self.data.dtype)
+            grown[:self.size] = self.data[:self.size]
+            self.data = grown
+
+
 class _Owned:
     """What one worker keeps of the nodes it owns (by
     :func:`~timely.algorithms.edges.by_vertex`), shared by the operators
@@ -237,12 +287,12 @@ class _Owned:
 
     def __init__(self) -> None:
         self.nodes = LocalIds()
-        self.least = Growing(np.int64)
-        self.seen = Growing(np.uint8)
+        self.least = _Cells(np.int64)
+        self.seen = _Cells(np.uint8)
         self.asked = LocalIds()
-        self.m_of = Growing(np.int32)            # per node labelled: its m's number in asked
-        self.label = Growing(np.int64, fill=_LARGEST)
-        self.final = Growing(np.int64, fill=_LARGEST)
+        self.m_of = _Cells(np.int32)             # per node labelled: its m's number in asked
+        self.label = _Cells(np.int64, fill=_LARGEST)
+        self.final = _Cells(np.int64, fill=_LARGEST)
 
 
 def _owners(owned: _Owned, stars, named):
@@ -299,7 +349,7 @@ def _owners(owned: _Owned, stars, named):
         numbers = np.full(len(changed), -1, dtype=np.int32)
         known = len(owned.asked)
         numbers[asking] = owned.asked.insert(owned.least.view[changed[asking]])
-        parts.append(Batch(node=changed, m=numbers))
+        parts.append(Batch(node=changed.astype(np.int32), m=numbers))
         wanted = owned.asked.view()[known:].copy()
         parts.append(Batch(m=wanted, worker=np.full(len(wanted), me, np.int64)))
         return parts
@@ -317,9 +367,9 @@ def _answers(requests, labels):
     fell, to each worker that ever asked for it. State: a label per ``m``
     owned, a row per asking worker and ``m``."""
     index = LocalIds()
-    label = Growing(np.int64, fill=_LARGEST)
-    asking_m = Growing(np.int32)
-    asking_to = Growing(np.int32)
+    label = _Cells(np.int64, fill=_LARGEST)
+    asking_m = _Cells(np.int32)
+    asking_to = _Cells(np.int32)
 
     def step(_cap, held):
         asked, fell = held
@@ -360,6 +410,7 @@ def _labelled(owned: _Owned, moves, answers):
     def step(_cap, held):
         moved, answered = held
         lowered = None
+        # A generator: the operator sends each slice as it is made.
         final = owned.final
         for rows in answered:
             ids = owned.asked.lookup(np.ascontiguousarray(rows["m"], dtype=np.int64))
@@ -389,23 +440,26 @@ def _labelled(owned: _Owned, moves, answers):
             # that is its own m, -1, asked for nothing and is never lowered).
             asked = np.flatnonzero(m_of[:known] >= 0)
             dirty[asked] = lowered[m_of[asked]]
+            del asked
         for ids in moved_ids:
             dirty[ids] = True
-        ids = np.flatnonzero(dirty)
-        del dirty
-        if not len(ids):
-            return None
         final.resize(len(owned.asked))
-        ms = m_of[ids]
-        now = owned.nodes.ids(ids)
-        asked = ms >= 0
-        now[asked] = final.view[ms[asked]]
-        fell = (now < owned.label.view[ids]) | (ids >= known)
-        ids, now = ids[fell], now[fell]
-        owned.label.view[ids] = now
-        if not len(ids):
-            return None
-        return [Batch(node=owned.nodes.ids(ids), label=now)]
+        # In slices, each sent before the next is made.
+        for start in range(0, len(dirty), _SLICE):
+            ids = np.flatnonzero(dirty[start:start + _SLICE])
+            if not len(ids):
+                continue
+            ids += start
+            ms = m_of[ids]
+            now = owned.nodes.ids(ids)
+            asked = ms >= 0
+            now[asked] = final.view[ms[asked]]
+            fell = (now < owned.label.view[ids]) | (ids >= known)
+            if not fell.all():
+                ids, now = ids[fell], now[fell]
+            owned.label.view[ids] = now
+            if len(ids):
+                yield Batch(node=owned.nodes.ids(ids), label=now)
 
     return _complete_times("Labels", [(moves, Pipeline()), (answers, Exchange("to"))], step)
 
@@ -520,4 +574,4 @@ def _connected_components(edges, nodes=None, *, method: str = "union-find", src:
                              fresh=method == "propagate")
     if named is None:
         named = stars.map_batch(lambda b: None)
-    return _joined(stars, named, on_round)
+    return _joined(stars, pieces(named), on_round)

@@ -574,41 +574,44 @@ def stepped(vertices: Stream[Batch] | None, arcs: Stream[Batch], loop: Stream[Ba
 
 
 def pieces(stream: Stream[Batch], rows: int = 1 << 17, name: str = "Pieces") -> Stream[Batch]:
-    """``stream``'s Batches passed on in slices of at most ``rows`` rows,
-    one slice per activation, each at its Batch's time: an exchange that
+    """``stream``'s Batches passed on in slices of at most ``rows`` rows (views,
+    no copy), each at its Batch's time: one slice per activation, and none
+    while another worker holds a full send window of this worker's data
+    (the allocator calls back once it has taken some in). An exchange that
     follows then splits, routes and queues a slice at a time, so a worker
-    holds O(rows) in flight to its peers rather than a copy of a whole
-    Batch. Unchanged with one worker (nothing is exchanged)."""
+    holds O(rows + window) in flight to its peers rather than a copy of a
+    whole Batch. Unchanged with one worker (nothing is exchanged)."""
     if stream.scope.peers == 1:
         return stream
     b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, Pipeline(), notify=False)
     out, result = b.new_output()
+    allocator = stream.scope.worker.allocator
 
     def build(caps, info):
         caps.clear()
         queue: deque = deque()          # [capability, Batch, rows given]
-        activator = info.activator
+        activate = info.activator.activate
 
         def run(_frontiers):
             for cap, data in inp:
-                if len(data) <= rows and not queue:
-                    out.session(cap).give_container(data)
-                elif len(data):
+                if len(data):
                     queue.append([cap.retain(), data, 0])
+            if not queue:
+                return
+            if allocator.congested():
+                allocator.on_window(activate)
+                return
+            held = queue[0]
+            cap, data, at = held
+            out.session(cap).give_container(data if at == 0 and len(data) <= rows
+                                            else data.slice(at, at + rows))
+            held[2] = at + rows
+            if held[2] >= len(data):
+                queue.popleft()
+                cap.drop()
             if queue:
-                held = queue[0]
-                cap, data, at = held
-                if at == 0 and len(data) <= rows:
-                    out.session(cap).give_container(data)
-                else:
-                    out.session(cap).give_container(data.slice(at, at + rows))
-                held[2] = at = at + rows
-                if at >= len(data):
-                    queue.popleft()
-                    cap.drop()
-                if queue:
-                    activator.activate()
+                activate()
 
         return run
 
