@@ -20,3 +20,12 @@ cdef class Components:
     cdef bint stale             # _size and _next out of date (unions that did not report)
 
     cdef int _lists(self) except -1
+
+
+cdef class LocalIds:
+    cdef object _ids            # int64 per number: its id, capacity growing by half
+    cdef object _table          # int32 slots: a number, or -1; a power of two, at most 2/3 full
+    cdef Py_ssize_t mask        # slots - 1
+    cdef readonly Py_ssize_t size
+
+    cdef int _room(self, Py_ssize_t extra) except -1
