@@ -1,7 +1,8 @@
 """The compiled kernels of the triangles against plain models
 (``tests/reference/triangles.py``): ids found by position, pairs numbered,
 merged and counted by end, oriented, blocks indexed by source and sent
-back as gids, and visiting edges filtered."""
+back as gids, visiting edges filtered, and the triangles of one block of
+oriented edges against another."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.reference import graph as graph_reference
 from tests.reference import triangles as reference
 from timely.algorithms._graph import (
     SortedIds,
@@ -22,6 +24,7 @@ from timely.algorithms._graph import (
     orient_pairs,
     pair_keys,
     simple_pairs,
+    triangle_links,
     visiting_targets,
 )
 
@@ -257,3 +260,61 @@ def test_visiting_targets_refuse_edges_out_of_order():
     with pytest.raises(ValueError):
         visiting_targets(found, np.array([8, 3], dtype=I64), np.array([3, 8], dtype=I64), None,
                          counts, np.empty(2, dtype=np.int32), None, -1)
+
+
+def _csr(edges, n: int):
+    """``(starts, targets, weights)`` of ``(lo, hi, weight)`` edges over ``0..n-1``."""
+    edges = sorted(edges)
+    starts = np.zeros(n + 1, dtype=I64)
+    for lo, _, _ in edges:
+        starts[lo + 1] += 1
+    return (np.cumsum(starts), np.array([e[1] for e in edges], dtype=np.int32),
+            np.array([e[2] for e in edges], dtype=np.uint8))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12), st.data())
+def test_triangle_links_between_blocks_match_the_model_and_find_each_triangle_once(n, data):
+    # A simple graph, each edge oriented along a random total order of the
+    # nodes, its edges split into blocks by their lower end.
+    rank = data.draw(st.permutations(range(n)), label="order")
+    pairs = data.draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
+                              .filter(lambda p: p[0] < p[1]), max_size=30), label="pairs")
+    blocks_ = data.draw(st.integers(1, 4), label="blocks")
+    owner = data.draw(st.lists(st.integers(0, blocks_ - 1), min_size=n, max_size=n),
+                      label="owner")
+    weighted = data.draw(st.booleans(), label="weighted")
+    edges = []
+    for a, b in sorted(pairs):
+        lo, hi = (a, b) if rank[a] < rank[b] else (b, a)
+        edges.append((lo, hi, data.draw(st.integers(1, 2), label="weight") if weighted else 1))
+    block = [[e for e in edges if owner[e[0]] == k] for k in range(blocks_)]
+    every = ([0] * n, [0] * n)
+    for k in range(blocks_):
+        starts, targets, weight = _csr(block[k], n)
+        for j in range(blocks_):
+            v_starts, v_targets, v_weight = _csr(block[j], n)
+            links = np.zeros(n, dtype=I64)
+            found = triangle_links(starts, targets, weight if weighted else None,
+                                   v_starts, v_targets, v_weight if weighted else None, links)
+            assert found == triangle_links(starts, targets, None, v_starts, v_targets, None,
+                                           None)
+            triangles, want = graph_reference.triangle_links(block[k], block[j], n)
+            assert links.tolist() == want and found == sum(triangles) // 3
+            for total, got in zip(every, (triangles, links.tolist())):
+                for v in range(n):
+                    total[v] += got[v]
+    assert every == graph_reference.triangle_links(edges, edges, n)
+
+
+def test_triangle_links_refuse_what_is_not_two_graphs_over_the_nodes():
+    starts = np.array([0, 1, 1], dtype=I64)
+    targets, weight = np.array([1], dtype=np.int32), np.array([1], dtype=np.uint8)
+    links = np.zeros(2, dtype=I64)
+    with pytest.raises(ValueError):
+        triangle_links(starts, targets, weight, starts[:2], targets, weight, links)
+    with pytest.raises(ValueError):
+        triangle_links(starts, targets, weight, starts, targets, weight, links[:1])
+    with pytest.raises(IndexError):
+        triangle_links(starts, targets, weight, starts, np.array([2], dtype=np.int32), weight,
+                       links)

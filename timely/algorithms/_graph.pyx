@@ -424,69 +424,6 @@ cdef int _csr(const int64_t[::1] starts, Py_ssize_t n, Py_ssize_t m, str what) e
     return 0
 
 
-def triangle_links(const int64_t[::1] starts, const int64_t[::1] targets,
-                   const int64_t[::1] weight, const int64_t[::1] visiting_starts,
-                   const int64_t[::1] visiting_targets, const int64_t[::1] visiting_weight,
-                   int64_t[::1] triangles, int64_t[::1] links):
-    """Adds to ``triangles`` and ``links`` the triangles ``u -> v, u -> w,
-    v -> w`` whose edges from ``u`` are in one graph (the out-edges of
-    ``u`` are ``targets[starts[u]:starts[u + 1]]``, each with a ``weight``)
-    and whose edge from ``v`` is in another (likewise ``visiting_*``), both
-    over nodes ``0..n-1``, every edge oriented from its lower to its higher
-    end in one total order. Each such triangle adds 1 to the ``triangles``
-    of its three nodes and, to the ``links`` of each, the weight of the edge
-    opposite it.
-
-    With the edges split by their lower end into blocks, the first graph one
-    block and the second each block in turn (the first included), every
-    triangle whose lowest node ``u`` has its out-edges in the first is found
-    exactly once over the turns.
-
-    Oriented from lower to higher degree, a node has O(sqrt(m)) out-edges,
-    so a call costs O(sqrt(m)) per edge ``u -> v`` of the first graph whose
-    ``v`` has out-edges in the second, and one int64 of memory per node.
-
-    >>> import numpy as np
-    >>> starts, targets, weight = np.array([0, 2, 3, 3]), np.array([1, 2, 2]), np.array([1, 2, 1])
-    >>> t, l = np.zeros(3, np.int64), np.zeros(3, np.int64)
-    >>> triangle_links(starts, targets, weight, starts, targets, weight, t, l)
-    >>> t.tolist(), l.tolist()
-    ([1, 1, 1], [1, 2, 1])
-    """
-    cdef Py_ssize_t n = starts.shape[0] - 1, u, i, j
-    cdef int64_t v, w, e
-    if n < 0 or triangles.shape[0] != n or links.shape[0] != n:
-        raise ValueError("triangles and links need one cell per node")
-    if weight.shape[0] != targets.shape[0] or visiting_weight.shape[0] != visiting_targets.shape[0]:
-        raise ValueError("the weights and the targets differ in length")
-    _csr(starts, n, targets.shape[0], "the first graph")
-    _csr(visiting_starts, n, visiting_targets.shape[0], "the second graph")
-    _within(targets, n, "edge target")
-    _within(visiting_targets, n, "visiting edge target")
-    at_a = np.zeros(n, dtype=np.int64)
-    cdef int64_t[::1] at = at_a           # 1 + the edge u -> w, for w an out-neighbour of u
-    with nogil:
-        for u in range(n):
-            if starts[u + 1] == starts[u]:
-                continue
-            for i in range(starts[u], starts[u + 1]):
-                at[targets[i]] = i + 1
-            for i in range(starts[u], starts[u + 1]):
-                v = targets[i]
-                for j in range(visiting_starts[v], visiting_starts[v + 1]):
-                    w = visiting_targets[j]
-                    e = at[w]
-                    if e:
-                        triangles[u] += 1
-                        triangles[v] += 1
-                        triangles[w] += 1
-                        links[u] += visiting_weight[j]
-                        links[v] += weight[e - 1]
-                        links[w] += weight[i]
-            for i in range(starts[u], starts[u + 1]):
-                at[targets[i]] = 0
-
-
 # -- Triangles (timely.algorithms.triangles) ------------------------------------------
 #
 # A worker's edges are pairs of vertex ids until it numbers them: by
@@ -1013,6 +950,75 @@ def visiting_targets(SortedIds ids not None, const int_t[::1] v, const int_t[::1
     if disorder:
         raise ValueError("the visiting edges are not in order of their source")
     return kept, last
+
+
+def triangle_links(const int64_t[::1] starts, const int32_t[::1] targets,
+                   const uint8_t[::1] weight, const int64_t[::1] visiting_starts,
+                   const int32_t[::1] visiting_targets, const uint8_t[::1] visiting_weight,
+                   int64_t[::1] links):
+    """Counts the triangles ``u -> v, u -> w, v -> w`` whose edges from
+    ``u`` are in one graph (the out-edges of ``u`` are
+    ``targets[starts[u]:starts[u + 1]]``, each with a ``weight``) and whose
+    edge from ``v`` is in another (likewise ``visiting_*``), both over
+    nodes ``0..n-1``, every edge oriented from its lower to its higher end
+    in one total order; returns how many. Unless ``links`` is None, each
+    adds to the ``links`` of its three nodes the weight of the edge
+    opposite it. A weight array None weighs every edge 1.
+
+    With the edges split by their lower end into blocks, the first graph one
+    block and the second each block in turn (the first included), every
+    triangle whose lowest node ``u`` has its out-edges in the first is found
+    exactly once over the turns.
+
+    Oriented from lower to higher degree, a node has O(sqrt(m)) out-edges,
+    so a call costs O(sqrt(m)) per edge ``u -> v`` of the first graph whose
+    ``v`` has out-edges in the second, and one int32 of memory per node.
+
+    >>> import numpy as np
+    >>> starts, targets = np.array([0, 2, 3, 3]), np.array([1, 2, 2], np.int32)
+    >>> weight, links = np.array([1, 2, 1], np.uint8), np.zeros(3, np.int64)
+    >>> triangle_links(starts, targets, weight, starts, targets, weight, links)
+    1
+    >>> links.tolist()
+    [1, 2, 1]
+    """
+    cdef Py_ssize_t n = starts.shape[0] - 1, u, i, j
+    cdef int32_t v, w, e
+    cdef int64_t found = 0
+    cdef bint weighted = weight is not None, visiting_weighted = visiting_weight is not None
+    cdef bint linked = links is not None
+    if n < 0 or (linked and links.shape[0] != n):
+        raise ValueError("links need one cell per node")
+    if weighted and weight.shape[0] != targets.shape[0]:
+        raise ValueError("the weights and the targets differ in length")
+    if visiting_weighted and visiting_weight.shape[0] != visiting_targets.shape[0]:
+        raise ValueError("the visiting weights and targets differ in length")
+    _csr(starts, n, targets.shape[0], "the first graph")
+    _csr(visiting_starts, n, visiting_targets.shape[0], "the second graph")
+    _within32(targets, n, "edge target")
+    _within32(visiting_targets, n, "visiting edge target")
+    at_a = np.zeros(n, dtype=np.int32)
+    cdef int32_t[::1] at = at_a           # 1 + the place of u -> w in u's row
+    with nogil:
+        for u in range(n):
+            if starts[u + 1] == starts[u]:
+                continue
+            for i in range(starts[u], starts[u + 1]):
+                at[targets[i]] = <int32_t>(i - starts[u] + 1)
+            for i in range(starts[u], starts[u + 1]):
+                v = targets[i]
+                for j in range(visiting_starts[v], visiting_starts[v + 1]):
+                    w = visiting_targets[j]
+                    e = at[w]
+                    if e:
+                        found += 1
+                        if linked:
+                            links[u] += visiting_weight[j] if visiting_weighted else 1
+                            links[v] += weight[starts[u] + e - 1] if weighted else 1
+                            links[w] += weight[i] if weighted else 1
+            for i in range(starts[u], starts[u + 1]):
+                at[targets[i]] = 0
+    return found
 
 
 def most_frequent(const int64_t[::1] group, const int64_t[::1] label,
