@@ -1,8 +1,8 @@
 """The compiled graph kernels against plain models: the adjacency's arcs of
 a set of sources across rebuilds of its index, the union-find's labels and
-reported label changes across batches, ``lower``, the triangles of one
-block of oriented edges against another, and a worker's local numbering of
-the ids it holds."""
+reported label changes across batches, ``lower``, and a worker's local
+numbering of the ids it holds (the triangles' own kernels:
+``test_triangle_kernels.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.reference import graph as reference
 from timely.algorithms._graph import (
     Adjacency,
     Components,
@@ -21,7 +20,6 @@ from timely.algorithms._graph import (
     lower,
     scatter_add,
     tally,
-    triangle_links,
 )
 
 I64 = np.int64
@@ -116,57 +114,6 @@ def test_lower_keeps_the_least_and_names_each_lowered_cell_once(state, data):
     assert not mark.any()
 
 
-def _csr(edges, n: int):
-    """``(starts, targets, weights)`` of ``(lo, hi, weight)`` edges over ``0..n-1``."""
-    edges = sorted(edges)
-    starts = np.zeros(n + 1, dtype=I64)
-    for lo, _, _ in edges:
-        starts[lo + 1] += 1
-    return (np.cumsum(starts), np.array([e[1] for e in edges], dtype=I64),
-            np.array([e[2] for e in edges], dtype=I64))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, 12), st.data())
-def test_triangle_links_between_blocks_match_the_model_and_find_each_triangle_once(n, data):
-    # A simple graph, each edge oriented along a random total order of the
-    # nodes, its edges split into blocks by their lower end.
-    rank = data.draw(st.permutations(range(n)), label="order")
-    pairs = data.draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
-                              .filter(lambda p: p[0] < p[1]), max_size=30), label="pairs")
-    blocks = data.draw(st.integers(1, 4), label="blocks")
-    owner = data.draw(st.lists(st.integers(0, blocks - 1), min_size=n, max_size=n), label="owner")
-    edges = []
-    for a, b in sorted(pairs):
-        lo, hi = (a, b) if rank[a] < rank[b] else (b, a)
-        edges.append((lo, hi, data.draw(st.integers(1, 2), label="weight")))
-    block = [[e for e in edges if owner[e[0]] == k] for k in range(blocks)]
-    every = ([0] * n, [0] * n)
-    for k in range(blocks):
-        own = _csr(block[k], n)
-        for j in range(blocks):
-            triangles, links = np.zeros(n, dtype=I64), np.zeros(n, dtype=I64)
-            triangle_links(*own, *_csr(block[j], n), triangles, links)
-            assert (triangles.tolist(), links.tolist()) == reference.triangle_links(
-                block[k], block[j], n)
-            for total, got in zip(every, (triangles, links)):
-                for v in range(n):
-                    total[v] += int(got[v])
-    assert every == reference.triangle_links(edges, edges, n)
-
-
-def test_triangle_links_refuse_what_is_not_two_graphs_over_the_nodes():
-    starts, targets, weight = (np.array(a, dtype=I64) for a in ([0, 1, 1], [1], [1]))
-    cells = np.zeros(2, dtype=I64), np.zeros(2, dtype=I64)
-    with pytest.raises(ValueError):
-        triangle_links(starts, targets, weight, starts[:2], targets, weight, *cells)
-    with pytest.raises(ValueError):
-        triangle_links(starts, targets, weight, starts, targets, weight, cells[0][:1], cells[1])
-    with pytest.raises(IndexError):
-        triangle_links(starts, targets, weight, starts, np.array([2], dtype=I64), weight, *cells)
-
-
-# Ids from a small set (so that batches repeat them) or anywhere in int64.
 _IDS = st.one_of(st.integers(-3, 40), st.integers(-(2**63), 2**63 - 1),
                  st.integers(0, 2**22).map(lambda x: x * 1024))
 
