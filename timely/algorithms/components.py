@@ -313,19 +313,21 @@ def _owners(owned: _Owned, stars, named):
     def step(_cap, held):
         got, names = held
         his, los, changes = [], [], []
-        for rows in got:
-            ids = owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
-            owned.least.resize(len(owned.nodes))
-            owned.seen.resize(len(owned.nodes))
+        # Every id numbered first, so that the per-node arrays grow once a time.
+        star_ids = [owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
+                    for rows in got]
+        name_ids = [owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
+                    for rows in names]
+        owned.least.resize(len(owned.nodes))
+        owned.seen.resize(len(owned.nodes))
+        for ids, rows in zip(star_ids, got):
             hi, lo, changed = hook(ids, np.ascontiguousarray(rows["label"], dtype=np.int64),
                                    owned.least.view, owned.seen.view)
             his.append(hi)
             los.append(lo)
             changes.append(changed)
-        for rows in names:
-            ids = owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
-            owned.least.resize(len(owned.nodes))
-            owned.seen.resize(len(owned.nodes))
+        del star_ids
+        for ids in name_ids:
             # A node named with no label is its own m, final until a star
             # gives it one (a label of its own id needs a star of it), so
             # it asks for nothing; seen 2 makes that star count as a change.
@@ -333,6 +335,7 @@ def _owners(owned: _Owned, stars, named):
             owned.seen.view[alone] = 2
             owned.least.view[alone] = owned.nodes.ids(alone)
             changes.append(alone)
+        del name_ids
         if not changes:
             return None
         # Each node changed once however many messages named it: a flag per node.
