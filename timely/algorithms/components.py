@@ -534,8 +534,11 @@ def connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = Non
       workers' partial components by min-label propagation in an
       ``iterative()`` scope: rounds about the diameter of the stars' graph
       (a few on large random graphs), each carrying only the labels that
-      fell. Memory per worker: its edges' nodes, O((m + n) / W) for
-      random or hashed ids.
+      fell. Memory per worker: its edges' nodes and the nodes it owns,
+      each in its own 32-bit numbering (no table sized to the range of the
+      ids), O((m + n) / W) for random or hashed ids; a node named in
+      ``nodes`` only goes to its owner, and is its own label there
+      without asking any worker.
     - ``"propagate"``: each worker reduces a time's edges to stars (a
       union-find over that time's edges only, every node linked to the
       least node of its part) and the stars of all times are joined by the
