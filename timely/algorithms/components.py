@@ -313,19 +313,21 @@ def _owners(owned: _Owned, stars, named):
     def step(_cap, held):
         got, names = held
         his, los, changes = [], [], []
-        for rows in got:
-            ids = owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
-            owned.least.resize(len(owned.nodes))
-            owned.seen.resize(len(owned.nodes))
+        # Every id numbered first, so that the per-node arrays grow once a time.
+        star_ids = [owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
+                    for rows in got]
+        name_ids = [owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
+                    for rows in names]
+        owned.least.resize(len(owned.nodes))
+        owned.seen.resize(len(owned.nodes))
+        for ids, rows in zip(star_ids, got):
             hi, lo, changed = hook(ids, np.ascontiguousarray(rows["label"], dtype=np.int64),
                                    owned.least.view, owned.seen.view)
             his.append(hi)
             los.append(lo)
             changes.append(changed)
-        for rows in names:
-            ids = owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
-            owned.least.resize(len(owned.nodes))
-            owned.seen.resize(len(owned.nodes))
+        del star_ids
+        for ids in name_ids:
             # A node named with no label is its own m, final until a star
             # gives it one (a label of its own id needs a star of it), so
             # it asks for nothing; seen 2 makes that star count as a change.
@@ -333,6 +335,7 @@ def _owners(owned: _Owned, stars, named):
             owned.seen.view[alone] = 2
             owned.least.view[alone] = owned.nodes.ids(alone)
             changes.append(alone)
+        del name_ids
         if not changes:
             return None
         # Each node changed once however many messages named it: a flag per node.
@@ -531,8 +534,11 @@ def connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = Non
       workers' partial components by min-label propagation in an
       ``iterative()`` scope: rounds about the diameter of the stars' graph
       (a few on large random graphs), each carrying only the labels that
-      fell. Memory per worker: its edges' nodes, O((m + n) / W) for
-      random or hashed ids.
+      fell. Memory per worker: its edges' nodes and the nodes it owns,
+      each in its own 32-bit numbering (no table sized to the range of the
+      ids), O((m + n) / W) for random or hashed ids; a node named in
+      ``nodes`` only goes to its owner, and is its own label there
+      without asking any worker.
     - ``"propagate"``: each worker reduces a time's edges to stars (a
       union-find over that time's edges only, every node linked to the
       least node of its part) and the stars of all times are joined by the

@@ -6,9 +6,10 @@ LDBC Graphalytics and networkx, and personalized PageRank.
 - :func:`personalized_pagerank`: the random jumps (and the dangling rank)
   go to a set of source vertices.
 
-Each worker holds the ranks and out-arcs of the vertices it owns; a round
-sums what its vertices send per target (one ``bincount``) and sends a row
-per distinct target. The normalized definitions add each vertex's sums in
+Each worker holds the ranks and out-arcs of the vertices it owns, in its
+own 32-bit numbering of the ids it holds (8 bytes an arc); a round sums
+what its vertices send per target (one pass in C) and sends a row per
+distinct target. The normalized definitions add each vertex's sums in
 the order of their values and round the dangling rank correctly, so their
 ranks are the same, bit for bit, at any worker count.
 
@@ -144,8 +145,9 @@ def pagerank(edges: Stream[Batch], iterations: int | None = 20, *, damping: floa
     :func:`~timely.algorithms.propagation.pushed`), and the output at a
     time has a row for each node whose rank changed at it.
 
-    Work per iteration: one hash probe per node and edge of the nodes that
-    send, in C and numpy.
+    Work per iteration (fixed iterations): one pass in C over the arcs and
+    a hash probe per distinct target a worker sends to; memory per worker
+    O(its arcs and vertices), with no table sized to the range of the ids.
 
     ``on_round(round, rows)``, when given, is called on each worker once a
     round is complete there, with the number of ranks computed (fixed
