@@ -215,6 +215,26 @@ def test_key_index_numbers_keys_as_a_dict_does(chunks, width):
     assert list(zip(*[k.tolist() for k in index.take(ids)])) == held[::-1]
 
 
+def test_key_index_numbers_alike_as_it_moves_between_direct_cells_and_hashing():
+    # Dense ids are addressed directly; a far id moves the index to hashing;
+    # enough ids below it make it dense enough to move back; a negative id
+    # moves it to hashing again. The numbers never change.
+    index = KeyIndex(1)
+    numbers: dict = {}
+    rng = np.random.default_rng(7)
+    chunks = [np.arange(1000), np.array([10**7]), *np.array_split(
+        rng.permutation(np.arange(1000, 2_000_000)), 7), np.array([-5, 3, 10**7, -5])]
+    for chunk in chunks:
+        chunk = chunk.astype(np.int64)
+        for k in chunk.tolist():
+            numbers.setdefault(k, len(numbers))
+        assert index.insert([chunk]).tolist() == [numbers[k] for k in chunk.tolist()]
+        probe = np.array([*rng.choice(list(numbers), 50), 10**9, -7], dtype=np.int64)
+        assert index.lookup([probe]).tolist() == [numbers.get(k, -1) for k in probe.tolist()]
+    assert index.keys()[0].tolist() == list(numbers)
+    assert index.take(np.array([len(numbers) - 1, 0]))[0].tolist() == [-5, 0]
+
+
 @given(st.lists(st.tuples(st.integers(0, 9), st.integers(-50, 50)), max_size=60))
 def test_improve_kernel_and_join_kernels(pairs):
     state = np.full(10, 20, dtype=np.int64)

@@ -1,5 +1,5 @@
 from cpython.ref cimport PyObject
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 
 cdef class KeyEncoder:
@@ -43,30 +43,42 @@ cdef class KeyEncoder:
     cdef int64_t object_codes(self, PyObject **rows, Py_ssize_t n, int64_t *out, bint add,
                               bint text) noexcept
     cdef object encode_strings(self, object column, object name, bint add)
+    cdef object decoded(self, object codes, bint fresh)
 
 
 cdef class KeyIndex:
     # Keys are rows of `width` int64 codes (one KeyEncoder per column, in
     # `encoders`, possibly shared with other indexes), numbered 0..size-1 in
     # the order they first arrived; rows[g * width + j] is code j of key g.
-    # table[slots] is an open-addressing table (linear probing, load <= 1/2)
-    # of key numbers, -1 for an empty slot. Both buffers are malloc'd and
-    # owned here.
+    # table[slots] is an open-addressing table (linear probing, load <= 3/4)
+    # of key numbers, -1 for an empty slot; with one key column, tkeys[s] is
+    # the key in slot s (a probe compares it, not rows). The buffers are
+    # malloc'd and owned here; numbers fit int32 (at most INT32_MAX keys).
     cdef readonly Py_ssize_t width
     cdef readonly tuple encoders
     cdef Py_ssize_t size
     cdef Py_ssize_t capacity
     cdef int64_t *rows
-    cdef int64_t *table
+    cdef int32_t *table
+    cdef int64_t *tkeys
     cdef Py_ssize_t slots
-    # Direct addressing while every key is one small non-negative code:
-    # direct[k] is key k's number or -1, for k < direct_cap; `table` is then
-    # unused. The first key that does not fit moves the index to hashing.
+    # Direct addressing while every key is one non-negative code and the
+    # codes span at most DIRECT_SPAN cells a key: direct[k] is key k's
+    # number or -1, for k < direct_cap; `table` is then unused. A key that
+    # spreads the codes too far moves the index to hashing; a table that
+    # grows over keys dense enough moves it back. `lo` and `hi`: the least
+    # and greatest code held (one key column).
     cdef bint dense
-    cdef int64_t *direct
+    cdef int32_t *direct
     cdef Py_ssize_t direct_cap
+    cdef int64_t lo
+    cdef int64_t hi
 
     cdef object codes(self, columns, names, bint add)
     cdef int reserve(self, Py_ssize_t extra) except -1
+    cdef bint spans(self, Py_ssize_t keys) noexcept nogil
+    cdef int rehash(self, Py_ssize_t slots) except -1
+    cdef int grow_direct(self, int64_t hi) except -1
+    cdef int to_direct(self) except -1
     cdef int fit(self, const int64_t *keys, Py_ssize_t n) except -1
     cdef Py_ssize_t find(self, const int64_t *row, uint64_t h) noexcept nogil

@@ -533,6 +533,11 @@ cdef class KeyEncoder:
         dtype (``-0.0`` comes back as ``0.0``, a NaN as numpy's NaN),
         datetimes and timedeltas in their dtype, bytes as a numpy ``S`` array,
         text as a :class:`~timely.container.StringColumn`. O(n) in C."""
+        return self.decoded(codes, False)
+
+    cdef object decoded(self, object codes, bint fresh):
+        # decode(); with `fresh` (codes an array no one else holds), int64
+        # keys are the codes themselves, not a copy.
         cdef cnp.ndarray c = np.ascontiguousarray(codes, dtype=np.int64)
         cdef Py_ssize_t n = c.shape[0], i
         cdef const int64_t *g = <const int64_t *>cnp.PyArray_DATA(c)
@@ -548,7 +553,7 @@ cdef class KeyEncoder:
                 target = np.dtype(np.uint64 if self.high else np.int64)
             if target == np.uint64:
                 return c.view(np.uint64).copy()
-            return c.astype(target)
+            return c.astype(target, copy=not fresh)
         if self.code == K_FLOAT:
             return c.view(np.float64).astype(self.dtype)
         if self.code == K_TIME:
@@ -604,6 +609,94 @@ cdef int object_kind(cnp.ndarray array, object name) except -1:
     return K_TEXT if texts else K_BYTES if blobs else K_NONE
 
 
+cdef extern from "prefetch.h" nogil:
+    void prefetch "tly_prefetch"(const void *p)
+
+cdef enum:
+    AHEAD = 16              # rows between a prefetch of a key's slot and its probe
+    DIRECT_SPAN = 6         # direct while the codes span at most this many cells a key
+    DIRECT_SLACK = 65536    # ... plus this many
+
+
+@cython.overflowcheck(False)  # hashes wrap modulo 2**64 on purpose
+cdef inline uint64_t hash_one(int64_t key) noexcept nogil:
+    return mix(0xCBF29CE484222325ULL, <uint64_t>key)
+
+
+# The probes of one key column, as plain functions over the index's
+# buffers (the compiler keeps them in registers); each prefetches the slot
+# of the row AHEAD rows on, so that a batch's cache misses overlap.
+
+cdef Py_ssize_t insert_direct(const int64_t *r, Py_ssize_t n, int64_t *o, int32_t *direct,
+                              int64_t *rows, Py_ssize_t size) noexcept nogil:
+    # Every r[i] is a cell of `direct`; returns the new size.
+    cdef Py_ssize_t i
+    cdef int64_t k
+    cdef int32_t g
+    for i in range(n):
+        if i + AHEAD < n:
+            prefetch(direct + r[i + AHEAD])
+        k = r[i]
+        g = direct[k]
+        if g == -1:
+            g = <int32_t>size
+            rows[size] = k
+            direct[k] = g
+            size += 1
+        o[i] = g
+    return size
+
+
+cdef Py_ssize_t insert_one(const int64_t *r, Py_ssize_t n, int64_t *o, int32_t *table,
+                           int64_t *tkeys, Py_ssize_t mask, int64_t *rows,
+                           Py_ssize_t size) noexcept nogil:
+    # The table has room for every new key; returns the new size.
+    cdef Py_ssize_t i, s
+    cdef int64_t k
+    cdef int32_t g
+    for i in range(n):
+        if i + AHEAD < n:
+            s = <Py_ssize_t>(hash_one(r[i + AHEAD]) & <uint64_t>mask)
+            prefetch(tkeys + s)
+            prefetch(table + s)
+        k = r[i]
+        s = <Py_ssize_t>(hash_one(k) & <uint64_t>mask)
+        while True:
+            g = table[s]
+            if g == -1:
+                g = <int32_t>size
+                rows[size] = k
+                table[s] = g
+                tkeys[s] = k
+                size += 1
+                break
+            if tkeys[s] == k:
+                break
+            s = (s + 1) & mask
+        o[i] = g
+    return size
+
+
+cdef void lookup_one(const int64_t *r, Py_ssize_t n, int64_t *o, const int32_t *table,
+                     const int64_t *tkeys, Py_ssize_t mask) noexcept nogil:
+    cdef Py_ssize_t i, s
+    cdef int64_t k
+    cdef int32_t g
+    for i in range(n):
+        if i + AHEAD < n:
+            s = <Py_ssize_t>(hash_one(r[i + AHEAD]) & <uint64_t>mask)
+            prefetch(tkeys + s)
+            prefetch(table + s)
+        k = r[i]
+        s = <Py_ssize_t>(hash_one(k) & <uint64_t>mask)
+        while True:
+            g = table[s]
+            if g == -1 or tkeys[s] == k:
+                break
+            s = (s + 1) & mask
+        o[i] = g
+
+
 cdef class KeyIndex:
     """Numbers distinct keys 0, 1, 2, ... in their order of arrival.
 
@@ -615,10 +708,18 @@ cdef class KeyIndex:
     each index has its own. ``insert`` numbers new keys and gives each row
     its key's number; ``lookup`` gives -1 for a key not held. ``names``
     name the columns in errors (a column whose kind cannot be compared with
-    what its position holds raises :class:`~timely.ColumnarError`). Cost:
-    encoding (see :class:`KeyEncoder`), then one hash and an expected O(1)
-    probe per row, in C; memory ``width + 2`` words per key, plus the
-    encoders' strings.
+    what its position holds raises :class:`~timely.ColumnarError`).
+
+    Cost: encoding (see :class:`KeyEncoder`), then per row one probe in C,
+    the probes of a batch overlapping their cache misses. Memory: the
+    ``width`` codes of each key (numbers to keys), and a table of 32-bit
+    numbers (keys to numbers): hashed, by linear probing at a load of at
+    most 3/4, 5 to 11 bytes a key; for one key column each slot also holds
+    its key, so that a probe reads one place (16 to 32 bytes a key in
+    all). One key column whose codes are non-negative and span at most 6
+    cells a key (dense ids) is addressed by the code itself instead: 4
+    bytes a cell, no hashing. An index switches between the two as its keys
+    go. At most ``2**31 - 1`` keys (OverflowError beyond).
 
     >>> import numpy as np
     >>> index = KeyIndex(1)
@@ -650,61 +751,125 @@ cdef class KeyIndex:
         self.capacity = 0
         self.rows = NULL
         self.table = NULL
+        self.tkeys = NULL
         self.slots = 0
         self.dense = width == 1
         self.direct = NULL
         self.direct_cap = 0
+        self.lo = INT64_MAX
+        self.hi = -1
 
     def __dealloc__(self):
         free(self.rows)
         free(self.table)
+        free(self.tkeys)
         free(self.direct)
 
     def __len__(self):
         return self.size
 
     cdef int reserve(self, Py_ssize_t extra) except -1:
+        # Room for `extra` more keys: their codes, and table slots at a load
+        # of at most 3/4 (a grown table is at most half full).
         cdef Py_ssize_t need = self.size + extra
-        cdef Py_ssize_t cap, slots, g, s
+        cdef Py_ssize_t cap, slots
         cdef int64_t *keys
-        cdef int64_t *table
-        cdef uint64_t mask
+        if need > INT32_MAX:
+            raise OverflowError(f"a KeyIndex holds at most {INT32_MAX} keys, not {need}")
         if need > self.capacity:
-            cap = max(need, 2 * self.capacity, 64)
+            cap = min(max(need, 2 * self.capacity, 64), <Py_ssize_t>INT32_MAX)
             keys = <int64_t *>realloc(self.rows, <size_t>(cap * self.width) * sizeof(int64_t))
             if keys == NULL:
                 raise MemoryError()
             self.rows = keys
             self.capacity = cap
-        if not self.dense and 2 * need > self.slots:
+        if not self.dense and 4 * need > 3 * self.slots:
+            if self.width == 1 and self.spans(need):
+                # The keys have become dense enough: address them directly.
+                self.to_direct()
+                return 0
             slots = 128
             while slots < 2 * need:
                 slots *= 2
-            table = <int64_t *>malloc(<size_t>slots * sizeof(int64_t))
-            if table == NULL:
+            self.rehash(slots)
+        return 0
+
+    cdef bint spans(self, Py_ssize_t keys) noexcept nogil:
+        # Direct addressing of every code held pays for `keys` keys.
+        return self.lo >= 0 and self.hi < DIRECT_SPAN * keys + DIRECT_SLACK
+
+    cdef int rehash(self, Py_ssize_t slots) except -1:
+        cdef Py_ssize_t g, s
+        cdef uint64_t mask = <uint64_t>(slots - 1)
+        cdef int32_t *table = <int32_t *>malloc(<size_t>slots * sizeof(int32_t))
+        cdef int64_t *tkeys = NULL
+        if table == NULL:
+            raise MemoryError()
+        if self.width == 1:
+            tkeys = <int64_t *>malloc(<size_t>slots * sizeof(int64_t))
+            if tkeys == NULL:
+                free(table)
                 raise MemoryError()
-            for s in range(slots):
-                table[s] = -1
-            mask = <uint64_t>(slots - 1)
+        memset(table, 0xFF, <size_t>slots * sizeof(int32_t))
+        with nogil:
             for g in range(self.size):
+                if g + AHEAD < self.size:
+                    s = <Py_ssize_t>(hash_row(self.rows + (g + AHEAD) * self.width, self.width)
+                                     & mask)
+                    prefetch(table + s)
+                    if tkeys != NULL:
+                        prefetch(tkeys + s)
                 s = <Py_ssize_t>(hash_row(self.rows + g * self.width, self.width) & mask)
                 while table[s] != -1:
                     s = (s + 1) & <Py_ssize_t>mask
-                table[s] = g
-            free(self.table)
-            self.table = table
-            self.slots = slots
+                table[s] = <int32_t>g
+                if tkeys != NULL:
+                    tkeys[s] = self.rows[g]
+        free(self.table)
+        free(self.tkeys)
+        self.table = table
+        self.tkeys = tkeys
+        self.slots = slots
+        return 0
+
+    cdef int grow_direct(self, int64_t hi) except -1:
+        # Direct cells for every code up to `hi`, new cells empty (-1).
+        cdef Py_ssize_t cap
+        cdef int32_t *direct
+        if hi < self.direct_cap:
+            return 0
+        cap = max(<Py_ssize_t>hi + 1, self.direct_cap + self.direct_cap // 4, 1024)
+        direct = <int32_t *>realloc(self.direct, <size_t>cap * sizeof(int32_t))
+        if direct == NULL:
+            raise MemoryError()
+        memset(direct + self.direct_cap, 0xFF, <size_t>(cap - self.direct_cap) * sizeof(int32_t))
+        self.direct = direct
+        self.direct_cap = cap
+        return 0
+
+    cdef int to_direct(self) except -1:
+        cdef Py_ssize_t g
+        self.grow_direct(self.hi)
+        with nogil:
+            for g in range(self.size):
+                self.direct[self.rows[g]] = <int32_t>g
+        self.dense = True
+        free(self.table)
+        free(self.tkeys)
+        self.table = NULL
+        self.tkeys = NULL
+        self.slots = 0
         return 0
 
     cdef int fit(self, const int64_t *keys, Py_ssize_t n) except -1:
-        # Keeps direct addressing if the keys allow it (all in 0..limit), growing
-        # the direct table to the largest; else moves every held key to hashing.
-        cdef int64_t lo = 0, hi = -1, k
-        cdef Py_ssize_t i, cap
-        cdef int64_t *direct
-        if not self.dense:
+        # One key column: notes the least and greatest code; keeps direct
+        # addressing while the codes allow it, growing it to the greatest,
+        # else moves every held key to hashing.
+        cdef int64_t lo = INT64_MAX, hi = -1, k
+        cdef Py_ssize_t i, slots = 128
+        if self.width != 1 or n == 0:
             return 0
-        if n:
+        with nogil:
             lo = keys[0]
             hi = keys[0]
             for i in range(n):
@@ -713,22 +878,20 @@ cdef class KeyIndex:
                     lo = k
                 if k > hi:
                     hi = k
-        if lo >= 0 and hi < 8 * (self.size + n) + 65536:
-            if hi >= self.direct_cap:
-                cap = max(<Py_ssize_t>hi + 1, 2 * self.direct_cap, 1024)
-                direct = <int64_t *>realloc(self.direct, <size_t>cap * sizeof(int64_t))
-                if direct == NULL:
-                    raise MemoryError()
-                for i in range(self.direct_cap, cap):
-                    direct[i] = -1
-                self.direct = direct
-                self.direct_cap = cap
+        self.lo = min(self.lo, lo)
+        self.hi = max(self.hi, hi)
+        if not self.dense:
+            return 0
+        if self.spans(self.size + n):
+            self.grow_direct(self.hi)
             return 0
         self.dense = False
         free(self.direct)
         self.direct = NULL
         self.direct_cap = 0
-        self.reserve(0)
+        while slots < 2 * (self.size + n):
+            slots *= 2
+        self.rehash(slots)
         return 0
 
     cdef Py_ssize_t find(self, const int64_t *row, uint64_t h) noexcept nogil:
@@ -736,13 +899,13 @@ cdef class KeyIndex:
         cdef Py_ssize_t mask = self.slots - 1
         cdef Py_ssize_t s = <Py_ssize_t>(h & <uint64_t>mask)
         cdef Py_ssize_t j, w = self.width
-        cdef int64_t g
+        cdef int32_t g
         cdef const int64_t *k
         while True:
             g = self.table[s]
             if g == -1:
                 return s
-            k = self.rows + g * w
+            k = self.rows + <Py_ssize_t>g * w
             j = 0
             while j < w and k[j] == row[j]:
                 j += 1
@@ -774,28 +937,27 @@ cdef class KeyIndex:
         cdef cnp.ndarray out = np.empty(n, dtype=np.int64)
         cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
         cdef const int64_t *r = <const int64_t *>cnp.PyArray_DATA(rows)
-        cdef int64_t g, k
-        self.fit(r, n if w == 1 else 0)
+        cdef int64_t k
+        cdef int32_t g
+        cdef Py_ssize_t mask
+        self.fit(r, n)
         self.reserve(n)
         if self.dense:
             with nogil:
-                for i in range(n):
-                    k = r[i]
-                    g = self.direct[k]
-                    if g == -1:
-                        g = self.size
-                        self.rows[g] = k
-                        self.direct[k] = g
-                        self.size += 1
-                    o[i] = g
+                self.size = insert_direct(r, n, o, self.direct, self.rows, self.size)
+            return out
+        if w == 1:
+            with nogil:
+                self.size = insert_one(r, n, o, self.table, self.tkeys, self.slots - 1,
+                                       self.rows, self.size)
             return out
         with nogil:
             for i in range(n):
                 s = self.find(r + i * w, hash_row(r + i * w, w))
                 g = self.table[s]
                 if g == -1:
-                    g = self.size
-                    memcpy(self.rows + g * w, r + i * w, <size_t>w * sizeof(int64_t))
+                    g = <int32_t>self.size
+                    memcpy(self.rows + <Py_ssize_t>g * w, r + i * w, <size_t>w * sizeof(int64_t))
                     self.table[s] = g
                     self.size += 1
                 o[i] = g
@@ -819,19 +981,27 @@ cdef class KeyIndex:
         if rows.ndim != 2 or rows.shape[1] != self.width:
             raise ColumnarError(f"codes of shape {np.shape(rows)} for an index of width "
                                 f"{self.width}")
-        cdef Py_ssize_t n = rows.shape[0], i, w = self.width
+        cdef Py_ssize_t n = rows.shape[0], i, w = self.width, s
         cdef cnp.ndarray out = np.empty(n, dtype=np.int64)
         cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
         cdef const int64_t *r = <const int64_t *>cnp.PyArray_DATA(rows)
         cdef int64_t k
+        cdef int32_t g
+        cdef Py_ssize_t mask
         if self.size == 0:
             out.fill(-1)
             return out
         if self.dense:
             with nogil:
                 for i in range(n):
+                    if i + AHEAD < n and 0 <= r[i + AHEAD] < self.direct_cap:
+                        prefetch(self.direct + r[i + AHEAD])
                     k = r[i]
                     o[i] = self.direct[k] if 0 <= k < self.direct_cap else -1
+            return out
+        if w == 1:
+            with nogil:
+                lookup_one(r, n, o, self.table, self.tkeys, self.slots - 1)
             return out
         with nogil:
             for i in range(n):
@@ -845,7 +1015,7 @@ cdef class KeyIndex:
         if self.size:
             memcpy(cnp.PyArray_DATA(flat), self.rows,
                    <size_t>(self.size * self.width) * sizeof(int64_t))
-        return tuple((<KeyEncoder>self.encoders[j]).decode(flat[:, j])
+        return tuple((<KeyEncoder>self.encoders[j]).decoded(flat[:, j], True)
                      for j in range(self.width))
 
     def take(self, ids):
@@ -862,7 +1032,7 @@ cdef class KeyIndex:
             for i in range(n):
                 for j in range(w):
                     o[i * w + j] = self.rows[g[i] * w + j]
-        return tuple((<KeyEncoder>self.encoders[j]).decode(flat[:, j]) for j in range(w))
+        return tuple((<KeyEncoder>self.encoders[j]).decoded(flat[:, j], True) for j in range(w))
 
 
 def improve(number[::1] state, const int64_t[::1] ids, const number[::1] values, bint minimize=True):
