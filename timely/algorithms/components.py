@@ -93,6 +93,20 @@ def _complete_times(name: str, inputs, step):
     return result
 
 
+class _Share:
+    """A worker's share of a union-find run: its ids numbered in 32 bits
+    and the union-find over those numbers."""
+
+    __slots__ = ("ids", "parts")
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.ids = LocalIds()
+        self.parts = Components()
+
+
 def _kept_components(edges, name: str = "Components", fresh: bool = False):
     """``(src, dst)`` edges at many times into one union-find per worker
     kept across times (:class:`~timely.algorithms._graph.Components`, over
@@ -122,7 +136,7 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
         caps.clear()
         activate = info.activator.activate
         notificator = FrontierNotificator(b.arity)
-        state = [LocalIds(), Components()]
+        state = _Share()
         waiting: dict = {}          # time -> Batches not joined in yet
         # time -> (nodes before it, arrays of the old nodes whose label fell)
         reports: dict = {}
@@ -131,7 +145,7 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
         sending: list = []
 
         def join_in(time, rows: Batch) -> None:
-            ids, parts = state
+            ids, parts = state.ids, state.parts
             report = reports.get(time)
             if report is None:
                 fallen: list[np.ndarray] = []
@@ -152,7 +166,7 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
         def send() -> None:
             # Slices of the report in progress: the new nodes, then the old
             # ones whose label fell; one slice an activation between workers.
-            ids, parts = state
+            ids, parts = state.ids, state.parts
             while sending:
                 if peers > 1 and allocator.congested():
                     allocator.on_window(activate)
@@ -171,7 +185,7 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
                     cap.drop()
                     sending.clear()
                     if fresh:
-                        state[:] = [LocalIds(), Components()]
+                        state.reset()
                     return
                 if peers > 1:
                     activate()
@@ -194,7 +208,7 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
                     continue
                 fallen = (np.unique(np.concatenate(report[1])) if report[1]
                           else np.zeros(0, dtype=np.int64))
-                sending[:] = [ready, report[0], len(state[0]), fallen, 0]
+                sending[:] = [ready, report[0], len(state.ids), fallen, 0]
                 send()
             frontier = frontiers[0].frontier()
             for cap, data in inp:
@@ -455,11 +469,11 @@ def _labelled(owned: _Owned, moves, answers):
             ids += start
             ms = m_of[ids]
             now = owned.nodes.ids(ids)
-            asked = ms >= 0
-            now[asked] = final.view[ms[asked]]
-            fell = (now < owned.label.view[ids]) | (ids >= known)
-            if not fell.all():
-                ids, now = ids[fell], now[fell]
+            with_m = ms >= 0
+            now[with_m] = final.view[ms[with_m]]
+            changed = (now < owned.label.view[ids]) | (ids >= known)
+            if not changed.all():
+                ids, now = ids[changed], now[changed]
             owned.label.view[ids] = now
             if len(ids):
                 yield Batch(node=owned.nodes.ids(ids), label=now)
