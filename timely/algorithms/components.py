@@ -38,6 +38,7 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
+from timely.dataflow.operators.relational import at_complete_times
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
@@ -50,47 +51,6 @@ OnRound = Callable[[int, int], object]
 
 # Edges joined into a union-find per call: bounds the numbers held at once.
 _CHUNK = 1 << 20
-
-
-def _complete_times(name: str, inputs, step):
-    """An operator acting on each complete time once, in time order:
-    ``inputs`` a list of ``(stream, pact)``; ``step(cap, held)`` gets, per
-    input, the list of Batches that came at the time (not concatenated:
-    no copy of a time's rows is made) and returns the Batches to send at it,
-    each given on as it is (they may differ in their columns)."""
-    b = OperatorBuilder(name, inputs[0][0].scope)
-    ports = [b.new_input(stream, pact) for stream, pact in inputs]
-    out, result = b.new_output()
-
-    def build(caps, _info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        held: dict = {}
-
-        def run(frontiers):
-            for k, inp in enumerate(ports):
-                for cap, data in inp:
-                    lists = held.get(cap.time)
-                    if lists is None:
-                        lists = held[cap.time] = [[] for _ in ports]
-                        notificator.notify_at(cap)
-                    if len(data):
-                        lists[k].append(data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready = item[0]
-                lists = held.pop(ready.time, None) or [[] for _ in ports]
-                for part in step(ready, lists) or ():
-                    if part is not None and len(part):
-                        out.session(ready).give_container(part)
-                ready.drop()
-
-        return run
-
-    b.build(build)
-    return result
 
 
 class _Share:
@@ -371,8 +331,8 @@ def _owners(owned: _Owned, stars, named):
         parts.append(Batch(m=wanted, worker=np.full(len(wanted), me, np.int64)))
         return parts
 
-    return _complete_times("Owners", [(stars, by_vertex("node")), (named, by_vertex("node"))],
-                           step)
+    return at_complete_times("Owners", [(stars, by_vertex("node")), (named, by_vertex("node"))],
+                             step, whole=False)
 
 
 def _answers(requests, labels):
@@ -412,8 +372,8 @@ def _answers(requests, labels):
         m = index.ids(ids)
         return [Batch(m=m, label=np.minimum(label.view[ids], m), to=to.astype(np.int64))]
 
-    return _complete_times("Answers", [(requests, by_vertex("m")), (labels, by_vertex("node"))],
-                           step)
+    return at_complete_times("Answers", [(requests, by_vertex("m")), (labels, by_vertex("node"))],
+                             step, whole=False)
 
 
 def _labelled(owned: _Owned, moves, answers):
@@ -478,7 +438,8 @@ def _labelled(owned: _Owned, moves, answers):
             if len(ids):
                 yield Batch(node=owned.nodes.ids(ids), label=now)
 
-    return _complete_times("Labels", [(moves, Pipeline()), (answers, Exchange("to"))], step)
+    return at_complete_times("Labels", [(moves, Pipeline()), (answers, Exchange("to"))], step,
+                             whole=False)
 
 
 def _kind(*columns: str):

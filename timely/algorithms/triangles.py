@@ -80,6 +80,7 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
+from timely.dataflow.operators.relational import at_complete_times
 
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
@@ -725,47 +726,20 @@ def _vertex_sums(table: Stream[Batch], found: Stream[Batch], links_scale: int) -
     """Per owner and time, one ``(node, size, links)`` row per id of its
     ``table``: its degree and the links ``found`` for it (times
     ``links_scale``)."""
-    scope = table.scope
-    peers = scope.peers
-    b = OperatorBuilder("Neighbourhoods", scope)
-    table_in = b.new_input(table, Pipeline())
-    found_in = b.new_input(found, Exchange("gid"))
-    out, rows = b.new_output()
+    peers = table.scope.peers
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        held: dict = {}
+    def step(cap, held):
+        tables, links = held
+        if not tables:
+            return None
+        vertices = tables[0]
+        summed = np.zeros(len(vertices), dtype=np.int64)
+        for p in links:
+            np.add.at(summed, np.asarray(p["gid"]) // peers, p["links"])
+        return Batch(node=vertices["node"], size=vertices["degree"], links=summed * links_scale)
 
-        def run(frontiers):
-            for port, inp in enumerate((table_in, found_in)):
-                for cap, data in inp:
-                    parts = held.get(cap.time)
-                    if parts is None:
-                        parts = held[cap.time] = ([], [])
-                        notificator.notify_at(cap)
-                    if len(data):
-                        parts[port].append(data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                tables, links = held.pop(ready.time)
-                if tables:
-                    vertices = tables[0]
-                    summed = np.zeros(len(vertices), dtype=np.int64)
-                    for p in links:
-                        np.add.at(summed, np.asarray(p["gid"]) // peers, p["links"])
-                    out.session(ready).give_container(Batch(
-                        node=vertices["node"], size=vertices["degree"],
-                        links=summed * links_scale))
-                ready.drop()
-
-        return run
-
-    b.build(build)
-    return rows
+    return at_complete_times("Neighbourhoods", [(table, Pipeline()), (found, Exchange("gid"))],
+                             step, whole=False)
 
 
 def _neighbourhoods(edges: Stream[Batch], nodes: Stream[Batch] | None, directed: bool,
