@@ -33,7 +33,10 @@ and length; ``a`` and ``b`` are chosen from the graph so that ``b`` is 3
 hops from ``a`` through at most 10^4 shortest paths).
 
 Run: ``python benchmarks/big_graph.py [--edges 100000000]
-[--algorithms components pagerank bfs] [--baseline-minutes 15]``.
+[--algorithms components pagerank bfs] [--baseline-minutes 15]
+[--no-baseline] [--driver-memory 8g]``; each Spark session starts with a
+small graph through each method (the Python workers' start and imports),
+not timed.
 """
 
 from __future__ import annotations
