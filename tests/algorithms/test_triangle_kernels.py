@@ -25,6 +25,7 @@ from timely.algorithms._graph import (
     place_edges,
     simple_pairs,
     triangle_links,
+    union_sorted,
     visiting_targets,
 )
 
@@ -98,6 +99,17 @@ def test_distinct_sorted_keeps_each_value_once(values, dtype):
     if len(set(values)) > 1:
         with pytest.raises(ValueError):
             distinct_sorted(np.array(sorted(set(values))[::-1], dtype=dtype))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(INT64, max_size=40), st.sets(st.integers(-2**31, 2**31 - 1), max_size=40),
+       st.sampled_from([np.int32, np.int64]))
+def test_union_sorted_keeps_each_value_of_both_once(a, b, dtype):
+    got = union_sorted(np.array(sorted(a), dtype=I64), np.array(sorted(b), dtype=dtype))
+    assert got.dtype == I64 and got.tolist() == sorted(a | b)
+    if len(b) > 1:
+        with pytest.raises(ValueError):
+            union_sorted(np.array(sorted(a), dtype=I64), np.array(sorted(b)[::-1], dtype=dtype))
 
 
 @settings(max_examples=200, deadline=None)

@@ -630,6 +630,61 @@ def distinct_sorted(int_t[::1] values):
     return k
 
 
+def union_sorted(const int64_t[::1] a, const int_t[::1] b):
+    """The values of two increasing arrays (``b`` int32 or int64) once each,
+    in increasing order (int64): a merge in C, two passes, no copy of
+    either. Raises ValueError if either does not increase.
+
+    >>> import numpy as np
+    >>> union_sorted(np.array([1, 4, 9]), np.array([2, 4, 10], np.int32)).tolist()
+    [1, 2, 4, 9, 10]
+    """
+    cdef Py_ssize_t n = a.shape[0], m = b.shape[0], i = 0, j = 0, k = 0
+    for i in range(1, n):
+        if a[i] <= a[i - 1]:
+            raise ValueError("the first values do not increase")
+    for j in range(1, m):
+        if b[j] <= b[j - 1]:
+            raise ValueError("the second values do not increase")
+    i = j = 0
+    with nogil:
+        while i < n and j < m:
+            if a[i] < b[j]:
+                i += 1
+            elif b[j] < a[i]:
+                j += 1
+            else:
+                i += 1
+                j += 1
+            k += 1
+        k += (n - i) + (m - j)
+    out_a = np.empty(k, dtype=np.int64)
+    cdef int64_t[::1] out = out_a
+    i = j = k = 0
+    with nogil:
+        while i < n and j < m:
+            if a[i] < b[j]:
+                out[k] = a[i]
+                i += 1
+            elif b[j] < a[i]:
+                out[k] = b[j]
+                j += 1
+            else:
+                out[k] = a[i]
+                i += 1
+                j += 1
+            k += 1
+        while i < n:
+            out[k] = a[i]
+            i += 1
+            k += 1
+        while j < m:
+            out[k] = b[j]
+            j += 1
+            k += 1
+    return out_a
+
+
 def simple_pairs(const int64_t[::1] src, const int64_t[::1] dst, bint directed):
     """The edges ``src[i] -> dst[i]`` as pairs of ends: ``(lo, hi, arcs,
     loops)``. ``lo[j] < hi[j]`` (int64) are the ends of each edge that is
