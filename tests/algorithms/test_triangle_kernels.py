@@ -15,16 +15,17 @@ from tests.reference import graph as graph_reference
 from tests.reference import triangles as reference
 from timely.algorithms._graph import (
     SortedIds,
-    block_counts,
     block_edges,
-    block_place,
     distinct_sorted,
     end_counts,
+    find_positions,
     merge_pairs,
     orient_pairs,
     pair_keys,
+    place_edges,
     simple_pairs,
     triangle_links,
+    union_sorted,
     visiting_targets,
 )
 
@@ -37,19 +38,44 @@ def _key_shift(n: int) -> int:
     return max(1, (n - 1).bit_length())
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.sets(INT64, max_size=40), st.lists(INT64, max_size=40), st.booleans())
-def test_sorted_ids_find_each_id_at_its_place(ids, probes, spread):
+@settings(max_examples=300, deadline=None)
+@given(st.sets(INT64, max_size=40), st.lists(INT64, max_size=40), st.data())
+def test_sorted_ids_find_each_id_at_its_place(ids, probes, data):
     ids = sorted(ids)
-    if spread:
-        ids = [abs(v) >> 1 for v in ids]
-        ids = sorted(set(ids))
-        probes = probes + ids
-    found = SortedIds(np.array(ids, dtype=I64), spread=spread)
+    # Near each id too: a bucket's edges.
+    probes = probes + [min(max(v + d, -2**63), 2**63 - 1) for v in ids for d in (-1, 1)]
+    found = SortedIds(np.array(ids, dtype=I64))
     got = found.positions(np.array(probes + ids, dtype=I64)).tolist()
     place = {v: i for i, v in enumerate(ids)}
     assert got == [place.get(v, -1) for v in probes + ids]
     assert len(found) == len(ids) and found.ids.tolist() == ids
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sets(st.integers(0, 5000), max_size=300), st.integers(-2**62, 2**62))
+def test_sorted_ids_find_ids_clustered_anywhere(ids, offset):
+    ids = sorted(v + offset for v in ids) + [2**63 - 1]
+    found = SortedIds(np.array(ids, dtype=I64))
+    assert found.positions(np.array(ids, dtype=I64)).tolist() == list(range(len(ids)))
+    assert found.positions(np.array([offset - 1, 2**63 - 2], dtype=I64)).tolist() == [-1, -1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.integers(0, 700), min_size=1, max_size=300), st.integers(-2**62, 2**62))
+def test_sorted_ids_find_dense_ids_by_their_bits(ids, offset):
+    # At least one id in 64 values: the index of bits.
+    ids = sorted(v + offset for v in ids | {0, 700})
+    found = SortedIds(np.array(ids, dtype=I64))
+    probes = list(range(offset - 70, offset + 780))
+    place = {v: i for i, v in enumerate(ids)}
+    assert found.positions(np.array(probes, dtype=I64)).tolist() == [place.get(v, -1)
+                                                                     for v in probes]
+
+
+def test_sorted_ids_span_all_of_int64():
+    ids = np.array([-2**63, -1, 0, 2**63 - 1], dtype=I64)
+    assert SortedIds(ids).positions(np.array([2**63 - 1, 1, -2**63], dtype=I64)).tolist() == [
+        3, -1, 0]
 
 
 def test_sorted_ids_refuse_what_is_not_increasing():
@@ -57,8 +83,6 @@ def test_sorted_ids_refuse_what_is_not_increasing():
         SortedIds(np.array([1, 1], dtype=I64))
     with pytest.raises(ValueError):
         SortedIds(np.array([3, 2], dtype=I64))
-    with pytest.raises(ValueError):
-        SortedIds(np.array([-1, 2], dtype=I64), spread=True)
     held = np.array([1, 5], dtype=I64)
     SortedIds(held)
     assert not held.flags.writeable
@@ -75,6 +99,17 @@ def test_distinct_sorted_keeps_each_value_once(values, dtype):
     if len(set(values)) > 1:
         with pytest.raises(ValueError):
             distinct_sorted(np.array(sorted(set(values))[::-1], dtype=dtype))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(INT64, max_size=40), st.sets(st.integers(-2**31, 2**31 - 1), max_size=40),
+       st.sampled_from([np.int32, np.int64]))
+def test_union_sorted_keeps_each_value_of_both_once(a, b, dtype):
+    got = union_sorted(np.array(sorted(a), dtype=I64), np.array(sorted(b), dtype=dtype))
+    assert got.dtype == I64 and got.tolist() == sorted(a | b)
+    if len(b) > 1:
+        with pytest.raises(ValueError):
+            union_sorted(np.array(sorted(a), dtype=I64), np.array(sorted(b)[::-1], dtype=dtype))
 
 
 @settings(max_examples=200, deadline=None)
@@ -168,19 +203,26 @@ def blocks(draw):
 
 
 def _indexed(ids, parts, weighted, dtype):
-    found = SortedIds(np.array(ids, dtype=I64), spread=True)
+    found = SortedIds(np.array(ids, dtype=I64))
     counts = np.zeros(len(ids), dtype=I64)
-    arrays = [(np.array([e[0] for e in p], dtype=dtype), np.array([e[1] for e in p], dtype=dtype),
-               np.array([e[2] for e in p], dtype=np.uint8) if weighted else None) for p in parts]
-    for a, _, _ in arrays:
-        block_counts(found, a, counts)
+    ends = []
+    for p in parts:
+        a = np.array([e[0] for e in p], dtype=dtype)
+        b = np.array([e[1] for e in p], dtype=dtype)
+        # In place where the gids are int32, as a block does with its rows.
+        a_at = a if dtype is np.int32 else np.empty(len(a), dtype=np.int32)
+        b_at = b if dtype is np.int32 else np.empty(len(b), dtype=np.int32)
+        assert find_positions(found, a, a_at, counts) == 0
+        assert find_positions(found, b, b_at) == 0
+        ends.append((a_at, b_at, np.array([e[2] for e in p], dtype=np.uint8) if weighted
+                     else None))
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(I64)
     place = starts[:-1].copy()
     m = int(starts[-1])
     targets = np.empty(m, dtype=np.int32)
     weights = np.empty(m, dtype=np.uint8) if weighted else None
-    for a, b, w in arrays:
-        block_place(found, a, b, w, place, targets, weights)
+    for a_at, b_at, w in ends:
+        place_edges(a_at, b_at, w, place, targets, weights)
     assert place.tolist() == starts[1:].tolist()
     return found, starts, targets, weights
 
@@ -205,14 +247,40 @@ def test_a_block_indexed_by_source_and_sent_back_holds_its_edges(block, dtype, d
     source = np.repeat(np.arange(len(ids)), np.diff(starts))
     assert a.tolist() == [ids[x] for x in source[first:first + k]]
     assert b.tolist() == [ids[t] for t in targets[first:first + k]]
+    sources_only = np.empty(k, dtype=dtype)
+    block_edges(starts, targets, found, first, sources_only, None)
+    assert sources_only.tolist() == a.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(GIDS, max_size=20), st.lists(GIDS, max_size=30))
+def test_find_positions_counts_what_it_finds(ids, values):
+    ids = sorted(ids)
+    values = values + ids[:3]
+    counts = np.zeros(len(ids), dtype=I64)
+    out = np.empty(len(values), dtype=np.int32)
+    missing = find_positions(SortedIds(np.array(ids, dtype=I64)), np.array(values, dtype=I64),
+                             out, counts)
+    place = {v: i for i, v in enumerate(ids)}
+    assert out.tolist() == [place.get(v, -1) for v in values]
+    assert missing == sum(1 for v in values if v not in place)
+    assert counts.tolist() == [values.count(v) for v in ids]
+    amounts = np.arange(len(values), dtype=np.int32)
+    weighed = np.zeros(len(ids), dtype=I64)
+    find_positions(SortedIds(np.array(ids, dtype=I64)), np.array(values, dtype=I64), out, weighed,
+                   amounts)
+    assert weighed.tolist() == [sum(i for i, u in enumerate(values) if u == v) for v in ids]
 
 
 def test_block_kernels_refuse_what_is_not_theirs():
-    found = SortedIds(np.array([3, 8], dtype=I64), spread=True)
-    with pytest.raises(KeyError):
-        block_counts(found, np.array([4], dtype=I64), np.zeros(2, dtype=I64))
+    found = SortedIds(np.array([3, 8], dtype=I64))
+    with pytest.raises(ValueError):
+        find_positions(found, np.array([3], dtype=I64), np.empty(2, dtype=np.int32))
     with pytest.raises(IndexError):
-        block_place(found, np.array([3, 3], dtype=I64), np.array([8, 8], dtype=I64), None,
+        place_edges(np.array([0, 0], dtype=np.int32), np.array([1, 1], dtype=np.int32), None,
+                    np.array([0, 1], dtype=I64), np.zeros(1, dtype=np.int32), None)
+    with pytest.raises(IndexError):
+        place_edges(np.array([-1], dtype=np.int32), np.array([1], dtype=np.int32), None,
                     np.array([0, 1], dtype=I64), np.zeros(1, dtype=np.int32), None)
     with pytest.raises(IndexError):
         block_edges(np.array([0, 1, 1], dtype=I64), np.array([0], dtype=np.int32), found, 1,
@@ -231,7 +299,7 @@ def test_visiting_targets_keep_the_edges_the_block_names(ids, edges, weighted, p
                                max_size=20), label="named")
     edges = sorted(edges + named)       # in order of source, as a block is sent
     weight = [1 + (v + w) % 2 for v, w in edges] if weighted else None
-    found = SortedIds(np.array(ids, dtype=I64), spread=True)
+    found = SortedIds(np.array(ids, dtype=I64))
     counts = np.zeros(len(ids), dtype=I64)
     kept, kept_weight, last = [], [], -1
     cut = len(edges) // pieces + 1
@@ -255,7 +323,7 @@ def test_visiting_targets_keep_the_edges_the_block_names(ids, edges, weighted, p
 
 
 def test_visiting_targets_refuse_edges_out_of_order():
-    found = SortedIds(np.array([3, 8], dtype=I64), spread=True)
+    found = SortedIds(np.array([3, 8], dtype=I64))
     counts = np.zeros(2, dtype=I64)
     with pytest.raises(ValueError):
         visiting_targets(found, np.array([8, 3], dtype=I64), np.array([3, 8], dtype=I64), None,

@@ -1,5 +1,5 @@
 cimport cython
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 
 
 cdef class Adjacency:
@@ -38,11 +38,13 @@ cdef class LocalIds:
 @cython.final
 cdef class SortedIds:
     cdef object _ids            # int64, increasing, read-only: held, not copied
-    cdef object _directory      # int32 per bucket of ids >> _shift (spread ids), else None
+    cdef object _index          # the index: _words' or _d's array
     cdef const int64_t *_p      # _ids' data, alive while _ids is (NULL when empty)
-    cdef const int32_t *_d      # _directory's data likewise, or NULL
+    cdef const uint64_t *_words # dense ids: per 64 values, their bits and first position
+    cdef const int32_t *_d      # sparse ids: per bucket of (id - _least) >> _shift, its first
+    cdef int64_t _least
     cdef int _shift
-    cdef Py_ssize_t _buckets
+    cdef Py_ssize_t _buckets    # words or buckets
     cdef readonly Py_ssize_t size
 
     cdef Py_ssize_t find(self, int64_t x) noexcept nogil

@@ -467,27 +467,53 @@ cdef inline Py_ssize_t _position(const int64_t *ids, Py_ssize_t lo, Py_ssize_t h
     return -1
 
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define tly_popcount64(x) __builtin_popcountll(x)
+    #else
+    static int tly_popcount64(unsigned long long x) {
+        int n = 0;
+        for (; x; x &= x - 1) n++;
+        return n;
+    }
+    #endif
+    """
+    int tly_popcount64(uint64_t x) noexcept nogil
+
+
 @cython.final
 cdef class SortedIds:
     """Distinct int64 ids in increasing order, each known by its position
-    (``0..len - 1``, an int32): ``find`` in O(log n) by bisection or, for
-    ids spread evenly over ``0..max`` (gids: ``spread=True``), in O(1)
-    expected through a directory of one int32 per id, the first position
-    of each bucket of ids ``>> shift``.
+    (``0..len - 1``, an int32), found in O(1) with one of two indexes, each
+    at most a few int32 an id:
+
+    - ids dense in their range (at least one in 64 values: global numbers,
+      R-MAT's ids): per 64 values from the least id, a word of bits saying
+      which are ids and the position of its first, side by side, so that a
+      lookup reads one cache line of a table of 16 bytes per 64 values;
+    - sparser ids: a directory of one int32 per id, the first position of
+      each bucket of ids ``(id - least) >> shift``, ``shift`` the least that
+      makes no more buckets than ids; for ids spread evenly (hashed or
+      random) a bucket holds O(1) of them, and a bucket holding many is
+      bisected, so a lookup never costs more than O(log n).
 
     The ids array is held, not copied, and made read-only: the positions
     found are only right while it does not change.
 
     >>> import numpy as np
-    >>> ids = SortedIds(np.array([1, 4, 5, 12]), spread=True)
-    >>> len(ids), ids.positions(np.array([5, 3, 12])).tolist()
-    (4, [2, -1, 3])
+    >>> ids = SortedIds(np.array([-3, 4, 5, 12]))
+    >>> len(ids), ids.positions(np.array([5, 3, 12, -3])).tolist()
+    (4, [2, -1, 3, 0])
+    >>> SortedIds(np.array([-2**62, 0, 2**62])).positions(np.array([0, 1])).tolist()
+    [1, -1]
     """
 
-    def __init__(self, ids, bint spread=False):
+    def __init__(self, ids):
         cdef cnp.ndarray held = np.ascontiguousarray(ids, dtype=np.int64)
         cdef const int64_t[::1] view = held
         cdef Py_ssize_t n = view.shape[0], i, j
+        cdef uint64_t span = 0, bucket, offset
         if held.ndim != 1:
             raise ValueError("the ids must be one-dimensional")
         if n >= INT32_MAX:
@@ -499,36 +525,62 @@ cdef class SortedIds:
         self._ids = held
         self.size = n
         self._p = &view[0] if n else NULL
-        self._d = NULL
+        self._least = view[0] if n else 0
         self._shift = 0
+        self._d = NULL
+        self._words = NULL
         self._buckets = 0
-        if not spread or not n:
+        if not n:
             return
-        if view[0] < 0:
-            raise ValueError("spread ids must not be negative")
-        while (view[n - 1] >> self._shift) + 1 > n:
+        # Unsigned: the span of any two int64 fits, and an id below the
+        # least wraps round to beyond the index.
+        span = <uint64_t>view[n - 1] - <uint64_t>view[0]
+        cdef uint64_t[::1] words
+        cdef int32_t[::1] directory
+        if (span >> 6) < <uint64_t>n:
+            self._buckets = <Py_ssize_t>(span >> 6) + 1
+            words_a = np.zeros(2 * self._buckets, dtype=np.uint64)
+            words = words_a
+            with nogil:
+                for i in range(n - 1, -1, -1):
+                    offset = <uint64_t>view[i] - <uint64_t>self._least
+                    words[2 * (offset >> 6)] |= <uint64_t>1 << (offset & 63)
+                    words[2 * (offset >> 6) + 1] = <uint64_t>i
+            self._index = words_a
+            self._words = &words[0]
+            return
+        while (span >> self._shift) >= <uint64_t>n:     # buckets (span >> shift) + 1 <= n
             self._shift += 1
-        self._buckets = (view[n - 1] >> self._shift) + 1
+        self._buckets = <Py_ssize_t>(span >> self._shift) + 1
         directory_a = np.empty(self._buckets + 1, dtype=np.int32)
-        cdef int32_t[::1] directory = directory_a
-        j = 0
-        for i in range(n):
-            while j <= (view[i] >> self._shift):
-                directory[j] = <int32_t>i
-                j += 1
-        directory[self._buckets] = <int32_t>n
-        self._directory = directory_a
+        directory = directory_a
+        with nogil:
+            j = 0
+            for i in range(n):
+                bucket = (<uint64_t>view[i] - <uint64_t>self._least) >> self._shift
+                while <uint64_t>j <= bucket:
+                    directory[j] = <int32_t>i
+                    j += 1
+            directory[self._buckets] = <int32_t>n
+        self._index = directory_a
         self._d = &directory[0]
 
     cdef Py_ssize_t find(self, int64_t x) noexcept nogil:
         """The position of ``x``, or -1."""
-        cdef int64_t bucket
+        cdef uint64_t offset = <uint64_t>x - <uint64_t>self._least, bucket, bits, bit
+        if self._words != NULL:
+            bucket = offset >> 6
+            if bucket >= <uint64_t>self._buckets:
+                return -1
+            bits = self._words[2 * bucket]
+            bit = <uint64_t>1 << (offset & 63)
+            if not bits & bit:
+                return -1
+            return <Py_ssize_t>self._words[2 * bucket + 1] + tly_popcount64(bits & (bit - 1))
         if self._d == NULL:
-            return _position(self._p, 0, self.size, x) if self.size else -1
-        if x < 0:
             return -1
-        bucket = x >> self._shift
-        if bucket >= self._buckets:
+        bucket = offset >> self._shift
+        if bucket >= <uint64_t>self._buckets:
             return -1
         return _position(self._p, self._d[bucket], self._d[bucket + 1], x)
 
@@ -576,6 +628,61 @@ def distinct_sorted(int_t[::1] values):
     if disorder:
         raise ValueError("the values are not sorted")
     return k
+
+
+def union_sorted(const int64_t[::1] a, const int_t[::1] b):
+    """The values of two increasing arrays (``b`` int32 or int64) once each,
+    in increasing order (int64): a merge in C, two passes, no copy of
+    either. Raises ValueError if either does not increase.
+
+    >>> import numpy as np
+    >>> union_sorted(np.array([1, 4, 9]), np.array([2, 4, 10], np.int32)).tolist()
+    [1, 2, 4, 9, 10]
+    """
+    cdef Py_ssize_t n = a.shape[0], m = b.shape[0], i = 0, j = 0, k = 0
+    for i in range(1, n):
+        if a[i] <= a[i - 1]:
+            raise ValueError("the first values do not increase")
+    for j in range(1, m):
+        if b[j] <= b[j - 1]:
+            raise ValueError("the second values do not increase")
+    i = j = 0
+    with nogil:
+        while i < n and j < m:
+            if a[i] < b[j]:
+                i += 1
+            elif b[j] < a[i]:
+                j += 1
+            else:
+                i += 1
+                j += 1
+            k += 1
+        k += (n - i) + (m - j)
+    out_a = np.empty(k, dtype=np.int64)
+    cdef int64_t[::1] out = out_a
+    i = j = k = 0
+    with nogil:
+        while i < n and j < m:
+            if a[i] < b[j]:
+                out[k] = a[i]
+                i += 1
+            elif b[j] < a[i]:
+                out[k] = b[j]
+                j += 1
+            else:
+                out[k] = a[i]
+                i += 1
+                j += 1
+            k += 1
+        while i < n:
+            out[k] = a[i]
+            i += 1
+            k += 1
+        while j < m:
+            out[k] = b[j]
+            j += 1
+            k += 1
+    return out_a
 
 
 def simple_pairs(const int64_t[::1] src, const int64_t[::1] dst, bint directed):
@@ -784,74 +891,80 @@ def orient_pairs(const uint64_t[::1] keys, int shift, const int64_t[::1] degree,
                 b[i] = <int_t>gid[x]
 
 
-def block_counts(SortedIds ids not None, const int_t[::1] a, int64_t[::1] counts):
-    """Adds 1 to ``counts[x]`` for every edge from the gid ``a[i]`` at
-    position ``x`` among ``ids``: the first pass of indexing a block of
-    edges by source. Raises KeyError for a gid not among them.
+ctypedef fused amount_t:
+    int32_t
+    int64_t
+
+
+def find_positions(SortedIds ids not None, const int_t[::1] values, int32_t[::1] out,
+                   int64_t[::1] counts=None, const amount_t[::1] amounts=None):
+    """Writes the position among ``ids`` of each of ``values`` (int32 or
+    int64) to ``out`` (int32, which may be ``values`` itself when int32: each
+    value is read before its cell is written), -1 for one not found, and
+    adds ``amounts[i]`` (1 when None) to ``counts`` (one cell per id, unless
+    None) at each position found; returns how many were not found. O(1)
+    expected per value for ids spread evenly (see :class:`SortedIds`), in C.
 
     >>> import numpy as np
-    >>> counts = np.zeros(2, np.int64)
-    >>> block_counts(SortedIds(np.array([3, 8]), spread=True), np.array([8, 3, 8]), counts)
-    >>> counts.tolist()
-    [1, 2]
+    >>> gids, counts = np.array([8, 3, 5, 8], np.int32), np.zeros(2, np.int64)
+    >>> find_positions(SortedIds(np.array([3, 8])), gids, gids, counts)
+    1
+    >>> gids.tolist(), counts.tolist()
+    ([1, 0, -1, 1], [1, 2])
     """
-    cdef Py_ssize_t m = a.shape[0], i, x = 0
-    if counts.shape[0] != ids.size:
+    cdef Py_ssize_t n = values.shape[0], i, x, missing = 0
+    cdef bint counted = counts is not None, weighed = amounts is not None
+    if out.shape[0] != n or (weighed and amounts.shape[0] != n):
+        raise ValueError("values, out and amounts differ in length")
+    if counted and counts.shape[0] != ids.size:
         raise ValueError("counts need one cell per id")
     with nogil:
-        for i in range(m):
-            x = ids.find(a[i])
+        for i in range(n):
+            x = ids.find(values[i])
+            out[i] = <int32_t>x
             if x < 0:
-                break
-            counts[x] += 1
-    if x < 0:
-        raise KeyError(f"gid {a[i]} is not among the ids")
+                missing += 1
+            elif counted:
+                counts[x] += amounts[i] if weighed else 1
+    return missing
 
 
-def block_place(SortedIds ids not None, const int_t[::1] a, const int_t[::1] b,
-                const uint8_t[::1] weight, int64_t[::1] place, int32_t[::1] targets,
-                uint8_t[::1] weights):
-    """Puts each edge ``a[i] -> b[i]`` (gids among ``ids``) into its
-    source's row: the position of ``b[i]`` at ``targets[place[x]]``, for
-    ``x`` the position of ``a[i]``, then ``place[x] += 1``; ``weight[i]``
-    likewise into ``weights`` unless ``weight`` is None. The second pass of
-    indexing a block by source (``place`` starts as the rows' starts).
-    Raises KeyError for a gid not among the ids, IndexError for a row that
-    overflows the targets.
+def place_edges(const int32_t[::1] a, const int32_t[::1] b, const uint8_t[::1] weight,
+                int64_t[::1] place, int32_t[::1] targets, uint8_t[::1] weights):
+    """Puts each edge ``a[i] -> b[i]`` (positions) into its source's row:
+    ``b[i]`` at ``targets[place[a[i]]]``, then ``place[a[i]] += 1``;
+    ``weight[i]`` likewise into ``weights`` unless ``weight`` is None.
+    Indexing a block by source: ``place`` starts as the rows' starts (the
+    running sums of the counts of ``a``). Raises IndexError for a position
+    beyond ``place`` or a row that overflows the targets.
 
     >>> import numpy as np
     >>> place, targets = np.array([0, 1]), np.zeros(3, np.int32)
-    >>> block_place(SortedIds(np.array([3, 8]), spread=True), np.array([8, 3, 8]),
-    ...             np.array([3, 8, 8]), None, place, targets, None)
+    >>> place_edges(np.array([1, 0, 1], np.int32), np.array([0, 1, 1], np.int32), None, place,
+    ...             targets, None)
     >>> targets.tolist(), place.tolist()
     ([1, 0, 1], [1, 3])
     """
-    cdef Py_ssize_t m = a.shape[0], total = targets.shape[0], i, x = 0, y = 0
+    cdef Py_ssize_t m = a.shape[0], total = targets.shape[0], n = place.shape[0], i
+    cdef int32_t x = 0
     cdef bint weighted = weight is not None
-    cdef bint overflow = False
+    cdef bint bad = False
     if b.shape[0] != m or (weighted and weight.shape[0] != m):
         raise ValueError("a, b and weight differ in length")
-    if place.shape[0] != ids.size:
-        raise ValueError("place needs one cell per id")
     if weighted and (weights is None or weights.shape[0] != total):
         raise ValueError("weights need one cell per target")
     with nogil:
         for i in range(m):
-            x = ids.find(a[i])
-            y = ids.find(b[i])
-            if x < 0 or y < 0:
+            x = a[i]
+            if not 0 <= x < n or not 0 <= place[x] < total:
+                bad = True
                 break
-            if not 0 <= place[x] < total:
-                overflow = True
-                break
-            targets[place[x]] = <int32_t>y
+            targets[place[x]] = b[i]
             if weighted:
                 weights[place[x]] = weight[i]
             place[x] += 1
-    if overflow:
-        raise IndexError(f"the row of gid {a[i]} overflows the targets")
-    if x < 0 or y < 0:
-        raise KeyError(f"the edge {a[i]} -> {b[i]} names a gid not among the ids")
+    if bad:
+        raise IndexError(f"edge {i} from {x} is beyond the rows or overflows its row")
 
 
 def block_edges(const int64_t[::1] starts, const int32_t[::1] targets, SortedIds ids not None,
@@ -859,8 +972,8 @@ def block_edges(const int64_t[::1] starts, const int32_t[::1] targets, SortedIds
     """The edges ``first .. first + len(a) - 1`` of a block indexed by
     source (the row of position ``x`` is ``targets[starts[x]:starts[x +
     1]]``, positions among ``ids``) as gids: ``a[i]`` the source's, ``b[i]``
-    the target's, in order of source. O(log n + len(a)) in C; checks only
-    what it reads.
+    the target's (unless ``b`` is None), in order of source. O(log n +
+    len(a)) in C; checks only what it reads.
 
     >>> import numpy as np
     >>> a, b = np.empty(2, np.int64), np.empty(2, np.int64)
@@ -869,11 +982,12 @@ def block_edges(const int64_t[::1] starts, const int32_t[::1] targets, SortedIds
     >>> a.tolist(), b.tolist()
     ([3, 8], [3, 3])
     """
-    cdef Py_ssize_t n = ids.size, m = targets.shape[0], k = a.shape[0], i, x, lo, hi, mid
+    cdef Py_ssize_t n = ids.size, m = targets.shape[0], k = a.shape[0], i, x, lo, hi, mid, end
     cdef int64_t limit = INT32_MAX if int_t is int32_t else INT64_MAX
-    cdef int32_t y
-    cdef bint bad = False
-    if b.shape[0] != k:
+    cdef int_t name
+    cdef int32_t y = 0
+    cdef bint bad = False, targeted = b is not None
+    if targeted and b.shape[0] != k:
         raise ValueError("a and b differ in length")
     if starts.shape[0] != n + 1 or starts[0] != 0 or starts[n] != m:
         raise ValueError(f"the block: starts must hold {n + 1} offsets from 0 to {m}")
@@ -893,15 +1007,25 @@ def block_edges(const int64_t[::1] starts, const int32_t[::1] targets, SortedIds
             else:
                 hi = mid
         x = lo
-        for i in range(k):
+        # Row by row: each source's gid over its edges in the range.
+        i = 0
+        while i < k:
             while x < n - 1 and starts[x + 1] <= first + i:
                 x += 1
-            y = targets[first + i]
-            if not 0 <= y < n:
-                bad = True
-                break
-            a[i] = <int_t>ids._p[x]
-            b[i] = <int_t>ids._p[y]
+            end = starts[x + 1] - first if x < n - 1 else k
+            if end > k or end <= i:
+                end = k
+            name = <int_t>ids._p[x]
+            while i < end:
+                a[i] = name
+                i += 1
+        if targeted:
+            for i in range(k):
+                y = targets[first + i]
+                if not 0 <= y < n:
+                    bad = True
+                    break
+                b[i] = <int_t>ids._p[y]
     if bad:
         raise IndexError(f"target {first + i} is {y}, beyond {n}")
 
@@ -920,7 +1044,7 @@ def visiting_targets(SortedIds ids not None, const int_t[::1] v, const int_t[::1
 
     >>> import numpy as np
     >>> counts, targets = np.zeros(3, np.int64), np.empty(3, np.int32)
-    >>> visiting_targets(SortedIds(np.array([3, 8, 9]), spread=True), np.array([3, 5, 8]),
+    >>> visiting_targets(SortedIds(np.array([3, 8, 9])), np.array([3, 5, 8]),
     ...                  np.array([9, 8, 4]), None, counts, targets, None, -1)
     (1, 0)
     >>> counts.tolist(), targets[:1].tolist()
@@ -937,9 +1061,14 @@ def visiting_targets(SortedIds ids not None, const int_t[::1] v, const int_t[::1
         raise ValueError("counts need one cell per id")
     if not -1 <= last < ids.size:
         raise IndexError(f"last {last} is not a position")
+    cdef int64_t source = 0
+    x = -1
     with nogil:
         for i in range(m):
-            x = ids.find(v[i])
+            # The edges come in runs of one source: one lookup a run.
+            if i == 0 or v[i] != source:
+                source = v[i]
+                x = ids.find(source)
             if x < 0:
                 continue
             y = ids.find(w[i])
@@ -957,6 +1086,55 @@ def visiting_targets(SortedIds ids not None, const int_t[::1] v, const int_t[::1
     if disorder:
         raise ValueError("the visiting edges are not in order of their source")
     return kept, last
+
+
+ctypedef fused mark_t:
+    uint8_t
+    int32_t
+
+
+cdef int64_t _triangles(Py_ssize_t n, const int64_t *starts, const int32_t *targets,
+                        const uint8_t *weight, const int64_t *vstarts, const int32_t *vtargets,
+                        const uint8_t *vweight, int64_t *links, mark_t *at) noexcept nogil:
+    """The loop of :func:`triangle_links` over checked arrays (``weight``,
+    ``vweight``, ``links`` NULL when absent). ``at[w]`` marks the
+    out-neighbours of the current ``u``: 1 (uint8), or 1 + the place of ``u
+    -> w`` in ``u``'s row (int32) where that edge's weight is read."""
+    cdef Py_ssize_t u, i, j, s0, s1
+    cdef int32_t v, w
+    cdef int64_t found = 0
+    for u in range(n):
+        s0 = starts[u]
+        s1 = starts[u + 1]
+        if s0 == s1:
+            continue
+        for i in range(s0, s1):
+            if mark_t is uint8_t:
+                at[targets[i]] = 1
+            else:
+                at[targets[i]] = <int32_t>(i - s0 + 1)
+        if links == NULL and mark_t is uint8_t:
+            for i in range(s0, s1):
+                v = targets[i]
+                for j in range(vstarts[v], vstarts[v + 1]):
+                    found += at[vtargets[j]]
+        else:
+            for i in range(s0, s1):
+                v = targets[i]
+                for j in range(vstarts[v], vstarts[v + 1]):
+                    w = vtargets[j]
+                    if at[w]:
+                        found += 1
+                        if links != NULL:
+                            links[u] += vweight[j] if vweight != NULL else 1
+                            if mark_t is int32_t:
+                                links[v] += weight[s0 + at[w] - 1] if weight != NULL else 1
+                            else:
+                                links[v] += 1
+                            links[w] += weight[i] if weight != NULL else 1
+        for i in range(s0, s1):
+            at[targets[i]] = 0
+    return found
 
 
 def triangle_links(const int64_t[::1] starts, const int32_t[::1] targets,
@@ -979,7 +1157,8 @@ def triangle_links(const int64_t[::1] starts, const int32_t[::1] targets,
 
     Oriented from lower to higher degree, a node has O(sqrt(m)) out-edges,
     so a call costs O(sqrt(m)) per edge ``u -> v`` of the first graph whose
-    ``v`` has out-edges in the second, and one int32 of memory per node.
+    ``v`` has out-edges in the second, and a byte of memory per node (an
+    int32 with weights: the mark of ``u -> w`` says where its weight is).
 
     >>> import numpy as np
     >>> starts, targets = np.array([0, 2, 3, 3]), np.array([1, 2, 2], np.int32)
@@ -989,9 +1168,8 @@ def triangle_links(const int64_t[::1] starts, const int32_t[::1] targets,
     >>> links.tolist()
     [1, 2, 1]
     """
-    cdef Py_ssize_t n = starts.shape[0] - 1, u, i, j
-    cdef int32_t v, w, e
-    cdef int64_t found = 0
+    cdef Py_ssize_t n = starts.shape[0] - 1
+    cdef int64_t found
     cdef bint weighted = weight is not None, visiting_weighted = visiting_weight is not None
     cdef bint linked = links is not None
     if n < 0 or (linked and links.shape[0] != n):
@@ -1004,27 +1182,26 @@ def triangle_links(const int64_t[::1] starts, const int32_t[::1] targets,
     _csr(visiting_starts, n, visiting_targets.shape[0], "the second graph")
     _within32(targets, n, "edge target")
     _within32(visiting_targets, n, "visiting edge target")
-    at_a = np.zeros(n, dtype=np.int32)
-    cdef int32_t[::1] at = at_a           # 1 + the place of u -> w in u's row
-    with nogil:
-        for u in range(n):
-            if starts[u + 1] == starts[u]:
-                continue
-            for i in range(starts[u], starts[u + 1]):
-                at[targets[i]] = <int32_t>(i - starts[u] + 1)
-            for i in range(starts[u], starts[u + 1]):
-                v = targets[i]
-                for j in range(visiting_starts[v], visiting_starts[v + 1]):
-                    w = visiting_targets[j]
-                    e = at[w]
-                    if e:
-                        found += 1
-                        if linked:
-                            links[u] += visiting_weight[j] if visiting_weighted else 1
-                            links[v] += weight[starts[u] + e - 1] if weighted else 1
-                            links[w] += weight[i] if weighted else 1
-            for i in range(starts[u], starts[u + 1]):
-                at[targets[i]] = 0
+    if not n:
+        return 0
+    cdef const uint8_t *w_p = &weight[0] if weighted and weight.shape[0] else NULL
+    cdef const uint8_t *vw_p = (&visiting_weight[0]
+                                if visiting_weighted and visiting_weight.shape[0] else NULL)
+    cdef int64_t *links_p = &links[0] if linked else NULL
+    cdef const int32_t *t_p = &targets[0] if targets.shape[0] else NULL
+    cdef const int32_t *vt_p = &visiting_targets[0] if visiting_targets.shape[0] else NULL
+    cdef uint8_t[::1] flags
+    cdef int32_t[::1] places
+    if weighted and linked:
+        places = np.zeros(n, dtype=np.int32)
+        with nogil:
+            found = _triangles(n, &starts[0], t_p, w_p, &visiting_starts[0], vt_p, vw_p,
+                               links_p, &places[0])
+    else:
+        flags = np.zeros(n, dtype=np.uint8)
+        with nogil:
+            found = _triangles(n, &starts[0], t_p, NULL, &visiting_starts[0], vt_p, vw_p,
+                               links_p, &flags[0])
     return found
 
 

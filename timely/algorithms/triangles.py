@@ -17,21 +17,29 @@ messages a window at a time, so what is in flight stays bounded):
    (by a hash of the id) for its degree, telling it how many of its pairs
    the id is in;
 3. the owner sums what it is told into the degree, gives each of its
-   vertices a global number (its place among the owner's ids, times
-   ``W``, plus the owner's index: dense, int32 while they fit) and answers
-   every question with both;
+   vertices a global number (its place among the owner's vertices by
+   falling degree, times ``W``, plus the owner's index: dense, int32 while
+   they fit, hubs first) and answers every question with both;
 4. the pair's worker orients each pair towards its end higher in (degree,
    global number) order and sends the oriented edge, as two global
    numbers, to the owner of its lower end;
 5. each owner indexes its block by source over the global numbers its
-   edges name (CSR, int32 positions, a directory finding a number's
-   position in O(1)), counts its block against itself, then in ``W - 1``
-   rounds of an ``iterative()`` loop against the block of worker ``i -
-   r``, which that worker sends it, keeping of each visiting edge only the
-   target's position, and only for edges whose ends its own block names;
+   edges name (CSR, int32 positions; :class:`~timely.algorithms._graph.SortedIds`
+   finds a number's position in O(1)), counts its block against itself,
+   then in ``W - 1`` rounds of an ``iterative()`` loop against the block
+   of worker ``i - r``, which that worker sends it, keeping of each
+   visiting edge only the target's position, and only for edges whose
+   ends its own block names;
 6. per vertex, the links found go to its owner, who sums them with the
-   degree into ``(node, size, links)``; for the count alone, each worker's
+   degree into ``(node, size, links)`` (vertices named only by ``nodes`` or
+   self-loops get 0 and 0 there); for the count alone, each worker's
    number of triangles is summed.
+
+Memory: the most a worker holds is while it numbers its pairs, 24 bytes
+a pair (their two int64 ends and the uint64 keys they become) and 16 a
+distinct id; afterwards 8 a pair until they are oriented, then 4 an edge
+of its block (5 with weights), 4 to 5 an edge kept of the block visiting
+it, and a few int32 and int64 per vertex it names.
 
 >>> import numpy as np
 >>> import timely
@@ -60,17 +68,18 @@ import numpy as np
 
 from timely.algorithms._graph import (
     SortedIds,
-    block_counts,
     block_edges,
-    block_place,
     distinct_sorted,
     edge_hash,
     end_counts,
+    find_positions,
     merge_pairs,
     orient_pairs,
     pair_keys,
+    place_edges,
     simple_pairs,
     triangle_links,
+    union_sorted,
     visiting_targets,
 )
 from timely.algorithms.edges import by_vertex, edge_ends, node_ids
@@ -106,25 +115,33 @@ def _narrow(values: np.ndarray) -> np.ndarray:
 
 
 def _distinct_in(buffer: np.ndarray, parts: list[np.ndarray]) -> np.ndarray:
-    """The sorted distinct values (int64) of the integer arrays ``parts``,
-    sorted and compacted in ``buffer`` (room for all of them, of a dtype
-    that holds them), which stays the caller's to use again."""
+    """The sorted distinct values of the integer arrays ``parts``, sorted and
+    compacted in ``buffer`` (room for all of them, of a dtype that holds
+    them): a view of its front."""
     at = 0
     for p in parts:
         buffer[at:at + len(p)] = p
         at += len(p)
     values = buffer[:at]
     values.sort()
-    return values[:distinct_sorted(values)].astype(np.int64)
+    return values[:distinct_sorted(values)]
 
 
-def _union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The sorted distinct values of two int64 arrays (not ``np.union1d``,
-    whose hashing takes tens of bytes a value)."""
-    values = np.concatenate([a, b])
-    values.sort()
-    values.resize(distinct_sorted(values), refcheck=False)
+def _distinct(parts: list[np.ndarray]) -> np.ndarray:
+    """The sorted distinct values (int64) of the integer arrays ``parts``,
+    in one array as long as them all, shortened in place."""
+    values = np.empty(sum(len(p) for p in parts), dtype=np.int64)
+    values.resize(len(_distinct_in(values, parts)), refcheck=False)
     return values
+
+
+def _distinct_of_both(buffer: np.ndarray, first: list[np.ndarray],
+                      second: list[np.ndarray]) -> np.ndarray:
+    """The sorted distinct values (int64) of the arrays ``first`` and
+    ``second`` (each list no longer than ``buffer``), made in ``buffer``:
+    besides it, only the first's distinct values and the answer are held."""
+    firsts = _distinct_in(buffer, first).astype(np.int64)
+    return union_sorted(firsts, _distinct_in(buffer, second))
 
 
 _malloc_trim: list[Callable[[int], object] | None] = []
@@ -159,34 +176,39 @@ def _gid_type(largest: int) -> type:
 
 
 class _Paced:
-    """What an operator sends once a time is complete, handed out one
-    message an activation while there are other workers, and none while
+    """What an operator sends once a time is complete, handed out a few
+    messages an activation while there are other workers (as many as there
+    are workers: about one message's rows for each peer; two of those that
+    go whole to one worker), and none while
     one of them holds a full window of this worker's data
     (:mod:`timely.communication.allocator`): what is in flight stays about
     a window a peer, where giving every message at once would hold all of
     them, their parts per worker and their encoded frames until the peers
-    took them in. With one worker every message is handed over at once.
-    Once the messages of a time are all sent, their stage has let go of
-    what it held for them: the heap's free pages go back to the system."""
+    took them in. With one worker every message is handed over at once."""
 
     def __init__(self, scope: Any, info: Any) -> None:
         self._pending: deque = deque()
         self._allocator = scope.worker.allocator
         self._activate = info.activator.activate
-        self._paced = scope.peers > 1
+        self._each = scope.peers if scope.peers > 1 else 0
 
-    def send(self, caps: list, messages: Iterator[tuple[Any, Any]]) -> None:
+    def send(self, caps: list, messages: Iterator[tuple[Any, Any]],
+             releases: bool = True, addressed: bool = False) -> None:
         """Queues ``messages``, ``(output, Batch or Addressed)`` pairs, to be
         sent at the time of ``caps`` (the capabilities of the outputs they
-        use), which are dropped once the last is sent."""
-        self._pending.append((caps, messages))
+        use), which are dropped once the last is sent. ``releases``: the
+        stage then lets go of most of what it held, and the heap's free
+        pages go back to the system (:func:`_give_back`). ``addressed``:
+        each message goes to one worker whole, so two an activation."""
+        self._pending.append((caps, messages, releases, 2 if addressed else self._each))
 
     def run(self) -> None:
         """Sends what may be sent now; call at the end of every activation."""
         pending = self._pending
+        given = 0
         while pending:
-            caps, messages = pending[0]
-            if self._paced and self._allocator.congested():
+            caps, messages, releases, each = pending[0]
+            if self._each and self._allocator.congested():
                 self._allocator.on_window(self._activate)
                 return
             item = next(messages, None)
@@ -195,11 +217,13 @@ class _Paced:
                 for cap in caps:
                     cap.drop()
                 del caps, messages
-                _give_back()
+                if releases:
+                    _give_back()
                 continue
             out, message = item
             out.give_at(caps[0].time, message)
-            if self._paced:
+            given += 1
+            if self._each and given >= each:
                 self._activate()
                 return
 
@@ -218,43 +242,56 @@ def _pair_route(batch: Batch) -> np.ndarray:
     return edge_hash(batch["lo"], batch["hi"])
 
 
-def _simple_pairs(edges: Stream[Batch], directed: bool, src: str, dst: str,
-                  keep_loops: bool) -> tuple[Stream[Batch], Stream[Batch]]:
+def _simple_pairs(edges: Stream[Batch], nodes: Stream[Batch] | None, directed: bool,
+                  src: str, dst: str, keep_vertices: bool) -> tuple[Stream[Batch],
+                                                                  Stream[Batch]]:
     """``(lo, hi)`` rows (``arcs`` too when ``directed``: see
     :func:`~timely.algorithms._graph.simple_pairs`) of every edge that is
     not a self-loop, bound for the worker of a hash of both ends, and
-    (``keep_loops``) ``node`` rows of the self-loops' vertices."""
+    (``keep_vertices``) ``node`` rows of the self-loops' vertices and of
+    ``nodes``, bound for their owners."""
     b = OperatorBuilder("TrianglePairs", edges.scope)
-    inp = b.new_input(edges, Pipeline(), notify=False)
+    inputs = [b.new_input(edges, Pipeline(), notify=False)]
+    if nodes is not None:
+        inputs.append(b.new_input(nodes, Pipeline(), notify=False))
     pairs_out, pairs = b.new_output()
-    loops_out, loops = b.new_output()
+    vertices_out, vertices = b.new_output()
 
-    def messages(s: np.ndarray, d: np.ndarray) -> Iterator[tuple[Any, Batch]]:
+    def edge_messages(s: np.ndarray, d: np.ndarray) -> Iterator[tuple[Any, Batch]]:
         for start, stop in _slices(len(s)):
             lo, hi, arcs, looped = simple_pairs(s[start:stop], d[start:stop], directed)
             if len(lo):
-                pairs_out_batch = (Batch(lo=lo, hi=hi) if arcs is None
-                                   else Batch(lo=lo, hi=hi, arcs=arcs))
-                yield pairs_out, pairs_out_batch
-            if keep_loops and len(looped):
-                yield loops_out, Batch(node=looped)
+                yield pairs_out, (Batch(lo=lo, hi=hi) if arcs is None
+                                  else Batch(lo=lo, hi=hi, arcs=arcs))
+            if keep_vertices and len(looped):
+                yield vertices_out, Batch(node=looped)
+
+    def node_messages(ids: np.ndarray) -> Iterator[tuple[Any, Batch]]:
+        for start, stop in _slices(len(ids)):
+            yield vertices_out, Batch(node=ids[start:stop])
 
     def build(caps, info):
         caps.clear()
         paced = _Paced(edges.scope, info)
 
         def run(frontiers):
-            for cap, data in inp:
+            for cap, data in inputs[0]:
                 s, d = edge_ends(data, src, dst)
                 if len(s):
                     paced.send([cap.retain_for_output(0), cap.retain_for_output(1)],
-                               messages(np.ascontiguousarray(s), np.ascontiguousarray(d)))
+                               edge_messages(np.ascontiguousarray(s), np.ascontiguousarray(d)))
+            for inp in inputs[1:]:
+                for cap, data in inp:
+                    ids = node_ids(data)
+                    if keep_vertices and len(ids):
+                        paced.send([cap.retain_for_output(1)],
+                                   node_messages(np.ascontiguousarray(ids)))
             paced.run()
 
         return run
 
     b.build(build)
-    return pairs, loops
+    return pairs, vertices
 
 
 # -- 2. numbered pairs and the questions for the degrees ------------------------------
@@ -280,8 +317,7 @@ def _degree_requests(pairs: Stream[Batch], directed: bool) -> tuple[Stream[Batch
         keys = np.empty(sum(len(p) for p in held), dtype=np.uint64)
         # The same bytes serve first to find the distinct ids.
         scratch = keys.view(np.int64)
-        ids = _union(_distinct_in(scratch, [p["lo"] for p in held]),
-                         _distinct_in(scratch, [p["hi"] for p in held]))
+        ids = _distinct_of_both(scratch, [p["lo"] for p in held], [p["hi"] for p in held])
         del scratch
         shift = _key_shift(len(ids))
         numbers = SortedIds(ids)
@@ -300,10 +336,11 @@ def _degree_requests(pairs: Stream[Batch], directed: bool) -> tuple[Stream[Batch
         return ids, keys, weight, end_counts(keys, shift, len(ids))
 
     def asked(ids: np.ndarray, counts: np.ndarray) -> Iterator[tuple[Any, Batch]]:
+        ticket_type = _gid_type(len(ids) * peers + index)
         for start, stop in _slices(len(ids)):
             tickets = np.arange(start, stop, dtype=np.int64) * peers + index
             yield requests_out, Batch(node=ids[start:stop], count=_narrow(counts[start:stop]),
-                                      ticket=tickets)
+                                      ticket=tickets.astype(ticket_type))
 
     def build(caps, info):
         caps.clear()
@@ -347,33 +384,29 @@ def _degree_requests(pairs: Stream[Batch], directed: bool) -> tuple[Stream[Batch
 # -- 3. owners: degrees and global numbers --------------------------------------------
 
 
-def _owners(requests: Stream[Batch], extras: Stream[Batch] | None
-            ) -> tuple[Stream[Batch], Stream[Batch]]:
-    """Per owner and time: its ids (asked about, or named by ``extras``, the
-    ``node`` rows of vertices without edges), each with its degree, the sum
-    of the counts it was asked with; the answer to each question,
+def _owners(requests: Stream[Batch]) -> tuple[Stream[Batch], Stream[Batch]]:
+    """Per owner and time: the ids asked about, each with its degree, the
+    sum of the counts it was asked with; the answer to each question,
     ``(ticket, degree, gid)``, bound for the asking worker; and the ids with
-    their degrees as one ``(node, degree)`` Batch on this worker."""
+    their degrees as one ``(node, degree)`` Batch on this worker, in the
+    order of their global numbers (``gid // W``)."""
     scope = requests.scope
     index, peers = scope.index, scope.peers
     b = OperatorBuilder("TriangleOwners", scope)
-    ports = [b.new_input(requests, by_vertex("node"))]
-    if extras is not None:
-        ports.append(b.new_input(extras, by_vertex("node")))
+    inp = b.new_input(requests, by_vertex("node"))
     replies_out, replies = b.new_output()
     table_out, table = b.new_output()
 
-    def answers(asked: list[Batch], owned: SortedIds,
-                degree: np.ndarray) -> Iterator[tuple[Any, Batch]]:
+    def answers(asked: list[tuple[np.ndarray, np.ndarray]], degree: np.ndarray,
+                rank: np.ndarray) -> Iterator[tuple[Any, Batch]]:
         narrow_degree = _gid_type(int(degree.max()) if len(degree) else 0)
         gid_type = _gid_type(len(degree) * peers)
         asked.reverse()
         while asked:
-            p = asked.pop()
-            at = owned.positions(np.ascontiguousarray(p["node"], dtype=np.int64))
-            yield replies_out, Batch(ticket=p["ticket"],
-                                     degree=degree[at].astype(narrow_degree),
-                                     gid=(at * peers + index).astype(gid_type))
+            tickets, at = asked.pop()
+            gid = rank[at].astype(np.int64) * peers + index
+            yield replies_out, Batch(ticket=tickets, degree=degree[at].astype(narrow_degree),
+                                     gid=gid.astype(gid_type))
 
     def build(caps, info):
         caps.clear()
@@ -382,35 +415,46 @@ def _owners(requests: Stream[Batch], extras: Stream[Batch] | None
         held: dict = {}
 
         def run(frontiers):
-            for port, inp in enumerate(ports):
-                for cap, data in inp:
-                    parts = held.get(cap.time)
-                    if parts is None:
-                        parts = held[cap.time] = ([], [])
-                        notificator.notify_at(cap.retain_for_output(0))
-                        notificator.notify_at(cap.retain_for_output(1))
-                    if len(data):
-                        parts[port].append(data)
+            for cap, data in inp:
+                parts = held.get(cap.time)
+                if parts is None:
+                    parts = held[cap.time] = []
+                    notificator.notify_at(cap.retain_for_output(0))
+                    notificator.notify_at(cap.retain_for_output(1))
+                if len(data):
+                    parts.append(data)
             while True:
                 item = notificator.next(frontiers)
                 if item is None:
                     break
                 ready, _ = item
                 answer, keep = _both(ready)
-                asked, named = held.pop(ready.time)
-                given = [p["node"] for p in asked] + [node_ids(p) for p in named]
-                ids = _distinct_in(np.empty(sum(len(g) for g in given), dtype=np.int64), given)
-                del given, named
+                asked = held.pop(ready.time)
+                ids = _distinct([p["node"] for p in asked])
                 owned = SortedIds(ids)
                 degree = np.zeros(len(ids), dtype=np.int64)
-                for p in asked:
-                    np.add.at(degree, owned.positions(np.ascontiguousarray(p["node"],
-                                                                           dtype=np.int64)),
-                              p["count"])
+                # Each question by the position of its id, found once.
+                located = []
+                asked.reverse()
+                while asked:
+                    p = asked.pop()
+                    at = np.empty(len(p), dtype=np.int32)
+                    find_positions(owned, np.ascontiguousarray(p["node"], dtype=np.int64), at,
+                                   degree, p["count"])
+                    located.append((p["ticket"], at))
+                del owned
+                # Global numbers by falling degree: the blocks' hubs then come
+                # first and together, which keeps the counting's marks and
+                # rows in cache (half its time at 10^7 R-MAT edges).
+                order = np.argsort(degree, kind="stable")[::-1]
+                rank = np.empty(len(ids), dtype=np.int32)
+                rank[order] = np.arange(len(ids), dtype=np.int32)
                 if len(ids):
-                    table_out.give_at(keep.time, Batch(node=ids, degree=degree))
+                    table_out.give_at(keep.time, Batch(node=ids[order],
+                                                       degree=_narrow(degree[order])))
+                del order, ids
                 keep.drop()
-                paced.send([answer], answers(asked, owned, degree))
+                paced.send([answer], answers(located, degree, rank))
             paced.run()
 
         return run
@@ -501,13 +545,16 @@ class _Block:
         # The same bytes serve first to find the distinct gids, then as the
         # targets when the gids are int32.
         scratch = np.empty(m, dtype=np.int64 if wide else np.int32)
-        self.ids = SortedIds(_union(_distinct_in(scratch, [p["a"] for p in parts]),
-                                        _distinct_in(scratch, [p["b"] for p in parts])),
-                             spread=True)
+        self.ids = SortedIds(_distinct_of_both(scratch, [p["a"] for p in parts],
+                                               [p["b"] for p in parts]))
         n = len(self.ids)
+        # Each edge's ends as positions (over the rows' own gids where they
+        # are int32: a block's rows are its own once they arrive), and the
+        # edges from each position.
         counts = np.zeros(n, dtype=np.int64)
-        for p in parts:
-            block_counts(self.ids, p["a"], counts)
+        ends = [(self._positions(p["a"], counts), self._positions(p["b"], None),
+                 p["weight"] if weighted else None) for p in parts]
+        parts.clear()
         self.starts = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=self.starts[1:])
         place = counts
@@ -515,15 +562,19 @@ class _Block:
         self.targets = np.empty(m, dtype=np.int32) if wide else scratch
         del scratch
         self.weight = np.empty(m, dtype=np.uint8) if weighted else None
-        while parts:
-            p = parts.pop()
-            block_place(self.ids, p["a"], p["b"], p["weight"] if weighted else None, place,
-                        self.targets, self.weight)
-        del p
+        while ends:
+            place_edges(*ends.pop(), place, self.targets, self.weight)
         self.links = np.zeros(n, dtype=np.int64) if linked else None
         self.found = 0
         self.gid_type = _gid_type(int(self.ids.ids[-1]) if n else 0)
+        self.target_gids: np.ndarray | None = None
         _give_back()
+
+    def _positions(self, gids: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+        out = (gids if gids.dtype == np.int32 and gids.flags.writeable
+               else np.empty(len(gids), dtype=np.int32))
+        find_positions(self.ids, gids, out, counts)
+        return out
 
     def meet(self, visiting: _Visiting | None) -> None:
         """Counts the triangles ``u -> v, u -> w, v -> w`` with ``u -> v`` and
@@ -533,18 +584,20 @@ class _Block:
         else:
             other = visiting.indexed()
         self.found += triangle_links(self.starts, self.targets, self.weight, *other, self.links)
-        if visiting is not None:
-            del other
-            visiting.release()
-            _give_back()
 
     def sent(self, out: Any, dest: int) -> Iterator[tuple[Any, Addressed]]:
         """The block's edges as ``(a, b)`` rows (``weight`` too when weighted),
         global numbers in order of source, addressed to worker ``dest``."""
+        if self.target_gids is None:
+            # Made once for the peers - 1 rounds that send the block.
+            self.target_gids = np.empty(len(self.targets), dtype=self.gid_type)
+            names = self.ids.ids
+            for start, stop in _slices(len(self.targets)):
+                self.target_gids[start:stop] = names[self.targets[start:stop]]
         for start, stop in _slices(len(self.targets)):
             a: np.ndarray = np.empty(stop - start, dtype=self.gid_type)
-            c: np.ndarray = np.empty(stop - start, dtype=self.gid_type)
-            block_edges(self.starts, self.targets, self.ids, start, a, c)
+            block_edges(self.starts, self.targets, self.ids, start, a, None)
+            c = self.target_gids[start:stop]
             rows = (Batch(a=a, b=c) if self.weight is None
                     else Batch(a=a, b=c, weight=self.weight[start:stop]))
             yield out, Addressed(dest, rows)
@@ -567,47 +620,41 @@ class _Visiting:
     def __init__(self, block: _Block) -> None:
         self.block = block
         self.counts = np.zeros(len(block.ids), dtype=np.int64)
-        self.targets: list[np.ndarray] = []
-        self.weights: list[np.ndarray] = []
+        # Room for a block as large as this one: the blocks are about even,
+        # and the pages of the room not written to are never resident.
+        room = max(len(block.targets), ROWS)
+        self.targets = np.empty(room, dtype=np.int32)
+        self.weights = np.empty(room, dtype=np.uint8) if block.weight is not None else None
+        self.kept = 0
         self.last = -1
 
     def add(self, rows: Batch) -> None:
-        n = len(rows)
-        targets = np.empty(n, dtype=np.int32)
-        weighted = self.block.weight is not None
-        weights = np.empty(n, dtype=np.uint8) if weighted else None
-        kept, self.last = visiting_targets(self.block.ids, rows["a"], rows["b"],
-                                           rows["weight"] if weighted else None, self.counts,
-                                           targets, weights, self.last)
-        if kept:
-            self.targets.append(targets[:kept].copy())
-            if weights is not None:
-                self.weights.append(weights[:kept].copy())
+        n, kept = len(rows), self.kept
+        if kept + n > len(self.targets):
+            self._grow(kept + n)
+        weights = self.weights
+        found, self.last = visiting_targets(
+            self.block.ids, rows["a"], rows["b"], None if weights is None else rows["weight"],
+            self.counts, self.targets[kept:], None if weights is None else weights[kept:],
+            self.last)
+        self.kept += found
 
-    def release(self) -> None:
-        self.counts = np.zeros(0, dtype=np.int64)
-        self.targets = []
-        self.weights = []
+    def _grow(self, need: int) -> None:
+        room = max(need, len(self.targets) * 3 // 2)
+        targets = np.empty(room, dtype=np.int32)
+        targets[:self.kept] = self.targets[:self.kept]
+        self.targets = targets
+        if self.weights is not None:
+            weights = np.empty(room, dtype=np.uint8)
+            weights[:self.kept] = self.weights[:self.kept]
+            self.weights = weights
 
     def indexed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """``(starts, targets, weights)``: the kept edges indexed by source."""
         starts = np.zeros(len(self.counts) + 1, dtype=np.int64)
         np.cumsum(self.counts, out=starts[1:])
-        targets = _joined(self.targets, np.int32)
-        weights = _joined(self.weights, np.uint8) if self.block.weight is not None else None
-        return starts, targets, weights
-
-
-def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-    """The arrays ``parts`` end to end, each let go once copied."""
-    out: np.ndarray = np.empty(sum(len(p) for p in parts), dtype=dtype)
-    at = 0
-    parts.reverse()
-    while parts:
-        p = parts.pop()
-        out[at:at + len(p)] = p
-        at += len(p)
-    return out
+        weights = None if self.weights is None else self.weights[:self.kept]
+        return starts, self.targets[:self.kept], weights
 
 
 def _ring_step(own: Stream[Batch], visiting: Stream[Batch], weighted: bool, linked: bool,
@@ -679,7 +726,8 @@ def _ring_step(own: Stream[Batch], visiting: Stream[Batch], weighted: bool, link
                     if held is not None:
                         block.meet(held)
                 if r < last:
-                    paced.send([ready], block.sent(ahead, (index + r + 1) % peers))
+                    paced.send([ready], block.sent(ahead, (index + r + 1) % peers),
+                               releases=False, addressed=True)
                 else:
                     del blocks[outer]
                     paced.send([ready], iter([(out, block.results())]))
@@ -722,24 +770,38 @@ def _oriented_triangles(oriented: Stream[Batch], weighted: bool, linked: bool,
 # -- 6. per vertex ---------------------------------------------------------------------
 
 
-def _vertex_sums(table: Stream[Batch], found: Stream[Batch], links_scale: int) -> Stream[Batch]:
+def _vertex_sums(table: Stream[Batch], found: Stream[Batch], extras: Stream[Batch],
+                 links_scale: int) -> Stream[Batch]:
     """Per owner and time, one ``(node, size, links)`` row per id of its
-    ``table``: its degree and the links ``found`` for it (times
-    ``links_scale``)."""
+    ``table`` (its degree and the links ``found`` for it, times
+    ``links_scale``) and per other id named by ``extras`` (0 and 0)."""
     peers = table.scope.peers
 
     def step(cap, held):
-        tables, links = held
-        if not tables:
+        tables, links, named = held
+        if not tables and not named:
             return None
-        vertices = tables[0]
+        vertices = tables[0] if tables else Batch(node=np.zeros(0, dtype=np.int64),
+                                                  degree=np.zeros(0, dtype=np.int64))
         summed = np.zeros(len(vertices), dtype=np.int64)
         for p in links:
-            np.add.at(summed, np.asarray(p["gid"]) // peers, p["links"])
-        return Batch(node=vertices["node"], size=vertices["degree"], links=summed * links_scale)
+            # Exact: float64 holds every sum of links below 2**53.
+            summed += np.bincount(np.asarray(p["gid"]) // peers, weights=p["links"],
+                                  minlength=len(summed)).astype(np.int64)
+        node, size = vertices["node"], vertices["degree"]
+        if named:
+            # The ids without edges (or only self-loops): once each, 0 and 0.
+            others = _distinct([node_ids(p) for p in named])
+            at = np.empty(len(others), dtype=np.int32)
+            find_positions(SortedIds(np.sort(node)), others, at)
+            others = others[at < 0]
+            node = np.concatenate([node, others])
+            size = np.concatenate([size, np.zeros(len(others), dtype=size.dtype)])
+            summed = np.concatenate([summed, np.zeros(len(others), dtype=np.int64)])
+        return Batch(node=node, size=size, links=summed * links_scale)
 
-    return at_complete_times("Neighbourhoods", [(table, Pipeline()), (found, Exchange("gid"))],
-                             step, whole=False)
+    return at_complete_times("Neighbourhoods", [(table, Pipeline()), (found, Exchange("gid")),
+                                                (extras, by_vertex("node"))], step, whole=False)
 
 
 def _neighbourhoods(edges: Stream[Batch], nodes: Stream[Batch] | None, directed: bool,
@@ -757,14 +819,11 @@ def _neighbourhoods(edges: Stream[Batch], nodes: Stream[Batch] | None, directed:
     wedges costs the sum of the squared degrees. The oriented edges go round
     the workers in blocks, so a worker holds O(m / peers) of them at once
     (its share by vertex) and receives m in all over ``peers`` rounds."""
-    pairs, loops = _simple_pairs(edges, directed, src, dst, keep_loops=True)
+    pairs, extras = _simple_pairs(edges, nodes, directed, src, dst, keep_vertices=True)
     requests, keys = _degree_requests(pairs, directed)
-    extras = loops
-    if nodes is not None:
-        extras = extras.concat(nodes.map_batch(lambda b: Batch(node=node_ids(b, "node"))))
-    replies, table = _owners(requests, extras)
+    replies, table = _owners(requests)
     found = _oriented_triangles(_oriented(keys, replies, directed), directed, True)
-    return _vertex_sums(table, found, 1 if directed else 2)
+    return _vertex_sums(table, found, extras, 1 if directed else 2)
 
 
 def local_clustering_coefficient(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
@@ -861,9 +920,9 @@ def triangle_count(edges: Stream[Batch], *, src: str = "src", dst: str = "dst",
 
 
 def _triangle_count(edges: Stream[Batch], *, src: str = "src", dst: str = "dst") -> Stream[Batch]:
-    pairs, _ = _simple_pairs(edges, False, src, dst, keep_loops=False)
+    pairs, _ = _simple_pairs(edges, None, False, src, dst, keep_vertices=False)
     requests, keys = _degree_requests(pairs, False)
-    replies, _ = _owners(requests, None)
+    replies, _ = _owners(requests)
     counts = _oriented_triangles(_oriented(keys, replies, False), False, False)
 
     def seen(b: Batch) -> Batch:
