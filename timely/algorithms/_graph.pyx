@@ -1395,6 +1395,10 @@ cdef extern from *:
     #include <string.h>
     #include <unistd.h>
 
+    /* Blocks from this size up are asked for 2 MiB pages: their rows are
+       read at random, and a small page per read costs a TLB miss. */
+    #define TLY_HUGE_BLOCK ((size_t)8 << 20)
+
     /* A block of whole pages from mmap, its mapped length in a 16-byte
        header. It grows and shrinks by remapping its pages (no copy, never
        the old and the new block at once) and gives them back when freed,
@@ -1431,6 +1435,10 @@ cdef extern from *:
         }
         if (base == MAP_FAILED)
             return NULL;
+    #ifdef MADV_HUGEPAGE
+        if (need >= TLY_HUGE_BLOCK)
+            madvise(base, need, MADV_HUGEPAGE);
+    #endif
         memcpy(base, &need, sizeof need);
         return base + 16;
     }
@@ -1455,8 +1463,9 @@ cdef enum:
     _TOUCHED = 1        # far cell: proposed to in the round under way
     _PROPOSED = 2       # far cell: `sent` holds the least value proposed to it
     _NAMED = 8          # an owned vertex's first cell: the vertex is named
-    _AHEAD = 16         # keys looked up ahead of the one taken in (prefetched)
+    _AHEAD = 32         # keys looked up ahead of the one taken in (prefetched)
     _DIGIT = 11         # bits of a vertex number sorted per pass
+    _CHUNK = 4096       # keys looked up in one pass (their codes on the stack)
 
 
 cdef void *_block(void *p, size_t size) except NULL:
@@ -1710,13 +1719,14 @@ cdef inline void _fetch_ahead(LeastValues self, _Ahead *ahead, const int64_t *cu
 cdef int _lower_rows(LeastValues self, const int64_t[::1] ids, const int64_t[::1] slot,
                      number *value, bint need_vertex, Cells *waiting) except -1:
     cdef Py_ssize_t n = ids.shape[0], w = self.width, start, size, i
-    cdef int32_t codes[256]
+    cdef int32_t codes[_CHUNK]
     cdef int32_t v
     cdef int64_t s
     cdef number worst = _worst(<number>0)
-    for start in range(0, n, 256):
-        size = min(256, n - start)
-        self._codes(&ids[start], size, codes, 0, not need_vertex)
+    for start in range(0, n, _CHUNK):
+        size = min(_CHUNK, n - start)
+        # Each row names its vertex, unless it waits for one named otherwise.
+        self._codes(&ids[start], size, codes, 0 if need_vertex else 1, not need_vertex)
         for i in range(size + _AHEAD):
             if i + _AHEAD < size and codes[i + _AHEAD] >= 0:
                 s = slot[start + i + _AHEAD] if slot is not None else 0
@@ -2084,9 +2094,9 @@ cdef class LeastValues:
         a key ``_AHEAD`` places on are fetched into cache while earlier keys
         are taken in."""
         cdef uint64_t mixed[4 * _AHEAD]          # a ring: keys i - 2 * _AHEAD .. i
-        cdef Py_ssize_t i, j, s
+        cdef Py_ssize_t i, j, w = self.width
         cdef int32_t code
-        cdef int64_t c
+        cdef int64_t c, key
         for i in range(n + 2 * _AHEAD):
             if i < n:
                 mixed[i % (4 * _AHEAD)] = mix64(<uint64_t>keys[i])
@@ -2096,13 +2106,20 @@ cdef class LeastValues:
                 code = self.table[_slot(mixed[j % (4 * _AHEAD)], self.slots)]
                 if code >= 0:
                     TIMELY_PREFETCH(&self.own_ids[code])
-                    TIMELY_PREFETCH(&self.flags[<int64_t>code * self.width])
+                    TIMELY_PREFETCH(&self.flags[<int64_t>code * w])
                 elif code != -1:
                     TIMELY_PREFETCH(&self.far_ids[-2 - code])
+                    if naming == 2:
+                        TIMELY_PREFETCH(&self.far_flags[<int64_t>(-2 - code) * w])
             j = i - 2 * _AHEAD
             if j < 0:
                 continue
-            code = self._code(keys[j], mixed[j % (4 * _AHEAD)], insert)
+            # Most keys are held at their first slot; the rest probe on.
+            key = keys[j]
+            code = self.table[_slot(mixed[j % (4 * _AHEAD)], self.slots)]
+            if not (code >= 0 and self.own_ids[code] == key
+                    or code < -1 and self.far_ids[-2 - code] == key):
+                code = self._code(key, mixed[j % (4 * _AHEAD)], insert)
             out[j] = code
             if code >= 0:
                 if naming and not self.flags[<int64_t>code * self.width] & _NAMED:
@@ -2210,7 +2227,7 @@ cdef class LeastValues:
         by a proposal of the worst value in the next :meth:`proposals`).
         The arcs carry their sources' values in the next round."""
         cdef Py_ssize_t n = src.shape[0], cap, start, size, i
-        cdef int32_t ends[2][256]
+        cdef int32_t ends[2][_CHUNK]
         cdef const uint64_t[::1] bits
         if dst.shape[0] != n:
             raise ValueError("the two ends of the arcs differ in length")
@@ -2229,8 +2246,8 @@ cdef class LeastValues:
             if self.weighted:
                 self.tail_w = _block(self.tail_w, <size_t>cap * 8)
             self.tail_cap = cap
-        for start in range(0, n, 256):
-            size = min(256, n - start)
+        for start in range(0, n, _CHUNK):
+            size = min(_CHUNK, n - start)
             self._codes(&src[start], size, ends[0], 1, True)
             self._codes(&dst[start], size, ends[1], 2 if name_targets else 0, True)
             for i in range(size):
@@ -2245,9 +2262,9 @@ cdef class LeastValues:
     def name(self, const int64_t[::1] ids):
         """Names the owned vertices ``ids`` (numbering those not held)."""
         cdef Py_ssize_t n = ids.shape[0], start, size, i
-        cdef int32_t codes[256]
-        for start in range(0, n, 256):
-            size = min(256, n - start)
+        cdef int32_t codes[_CHUNK]
+        for start in range(0, n, _CHUNK):
+            size = min(_CHUNK, n - start)
             self._codes(&ids[start], size, codes, 1, True)
             for i in range(size):
                 if codes[i] < 0:
