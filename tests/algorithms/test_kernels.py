@@ -1,8 +1,9 @@
 """The compiled graph kernels against plain models: the adjacency's arcs of
 a set of sources across rebuilds of its index, the union-find's labels and
-reported label changes across batches, ``lower``, and a worker's local
+reported label changes across batches, ``lower``, a worker's local
 numbering of the ids it holds (the triangles' own kernels:
-``test_triangle_kernels.py``)."""
+``test_triangle_kernels.py``), and one worker's part of the least-value
+fixpoint round by round."""
 
 from __future__ import annotations
 
@@ -11,15 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.reference import graph as reference
 from timely.algorithms._graph import (
     Adjacency,
     Components,
+    LeastValues,
     LocalIds,
     arc_sums,
     hook,
     lower,
     scatter_add,
     tally,
+    vertex_hash,
 )
 
 I64 = np.int64
@@ -216,3 +220,114 @@ def test_hook_keeps_the_least_label_and_links_every_other_to_it(n, data):
     assert list(zip(hi.tolist(), lo.tolist())) == edges
     assert got.tolist() == expected_changed
     assert least_a.tolist() == least and seen_a.tolist() == seen
+
+
+# Ids that share their low bits, sparse ones and a few small ones.
+IDS = [0, 1, 2, 3, 5, 8, 1024, 2048, 3072, -7, 2**40, -(2**62), 2**63 - 1]
+
+
+def _rows(take, more, most: int) -> list[tuple]:
+    """Every row of one report (or round of proposals), taken ``most`` at a time."""
+    rows: list[tuple] = []
+    while True:
+        ids, slots, values = take(most)
+        assert most < 0 or len(ids) <= most
+        slots = np.zeros(len(ids), dtype=I64) if slots is None else slots
+        rows.extend(zip(ids.tolist(), slots.tolist(), values.tolist()))
+        if not more():
+            return sorted(rows)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 3), st.data())
+def test_least_values_round_by_round_match_the_model(peers, data):
+    index = data.draw(st.integers(0, peers - 1), label="index")
+    floating = data.draw(st.booleans(), label="floating")
+    weighted = data.draw(st.booleans(), label="weighted")
+    self_seeded = data.draw(st.booleans(), label="self_seeded")
+    report_new = data.draw(st.booleans(), label="report_new")
+    # Large batches (every arc many times) overflow the tail into the rows.
+    repeat = data.draw(st.sampled_from([1, 1, 1, 3000]), label="repeat")
+    options = dict(floating=floating, weighted=weighted, self_seeded=self_seeded,
+                   report_new=report_new)
+    got, model = LeastValues(index, peers, **options), reference.LeastValues(index, peers,
+                                                                            **options)
+    most = data.draw(st.sampled_from([-1, 1, 3]), label="most")
+    owned = [v for v in IDS if model.owns(v)]
+
+    def proposals():
+        return _rows(got.proposals, lambda: got.has_proposals, most)
+
+    def report():
+        return _rows(got.report, lambda: got.has_report, most)
+
+    assert [bool(vertex_hash(np.array([v]))[0] % np.uint64(peers) == index) for v in IDS] == [
+        model.owns(v) for v in IDS]
+    dtype = np.float64 if floating else I64
+    value = (st.sampled_from([-1.0, 0.0, 0.25, 0.5, 1.5, 2.75]) if floating
+             else st.integers(-3, 9))
+    # Weights are not negative (the values are), so the rounds end.
+    weight = (st.sampled_from([0.0, 0.25, 0.5, 1.5, 2.75]) if floating
+              else st.integers(0, 9))
+    for _ in range(data.draw(st.integers(1, 10), label="steps")):
+        op = data.draw(st.sampled_from(["arcs", "name", "lower", "widen", "round"]), label="op")
+        if op == "arcs" and owned:
+            pairs = data.draw(st.lists(st.tuples(st.sampled_from(owned), st.sampled_from(IDS)),
+                                       max_size=8), label="arcs")
+            weights = data.draw(st.lists(weight, min_size=len(pairs), max_size=len(pairs)),
+                                label="weights")
+            pairs, weights = pairs * repeat, weights * repeat
+            name_targets = data.draw(st.booleans(), label="name_targets")
+            src = np.array([u for u, _ in pairs], dtype=I64)
+            dst = np.array([t for _, t in pairs], dtype=I64)
+            w = np.array(weights, dtype=dtype) if weighted else None
+            got.absorb(src, dst, w, name_targets=name_targets)
+            model.absorb(src.tolist(), dst.tolist(), w.tolist() if weighted else None,
+                         name_targets)
+        elif op == "name" and owned:
+            ids = data.draw(st.lists(st.sampled_from(owned), max_size=4), label="named")
+            got.name(np.array(ids, dtype=I64))
+            model.name(ids)
+        elif op == "lower" and owned:
+            rows = data.draw(st.lists(st.tuples(st.sampled_from(owned),
+                                                st.integers(0, model.width - 1), value),
+                                      max_size=5), label="rows")
+            need = data.draw(st.booleans(), label="need_vertex")
+            ids = [v for v, _, _ in rows]
+            slots = [s for _, s, _ in rows] if model.width > 1 else None
+            values = [x for _, _, x in rows]
+            left = got.lower(np.array(ids, dtype=I64),
+                             None if slots is None else np.array(slots, dtype=I64),
+                             np.array(values, dtype=dtype), need)
+            assert left.tolist() == model.lower(ids, slots, values, need)
+        elif op == "widen":
+            width = data.draw(st.integers(1, 4), label="width")
+            got.widen(width)
+            model.width = max(model.width, width)
+            assert got.width == model.width
+        else:
+            assert got.expand() == model.expand()
+            assert got.has_pending == bool(model.pending)
+            assert proposals() == model.proposals()
+        if data.draw(st.booleans(), label="report"):
+            assert report() == model.report()
+    while got.has_pending:
+        assert got.expand() == model.expand()
+        assert proposals() == model.proposals()
+    assert not model.pending
+    assert report() == model.report()
+    assert got.arcs == len(model.arcs)
+
+
+def test_least_values_refuse_what_another_worker_owns():
+    state = LeastValues(0, 2)
+    theirs = next(v for v in range(100) if int(vertex_hash(np.array([v]))[0] % np.uint64(2)))
+    with pytest.raises(ValueError):
+        state.absorb(np.array([theirs], dtype=I64), np.array([0], dtype=I64))
+    with pytest.raises(ValueError):
+        state.name(np.array([theirs], dtype=I64))
+    with pytest.raises(ValueError):
+        LeastValues(2, 2)
+    with pytest.raises(ValueError):
+        LeastValues(0, 1, weighted=True).absorb(np.array([0], dtype=I64),
+                                                 np.array([1], dtype=I64))

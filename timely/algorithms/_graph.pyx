@@ -2,7 +2,9 @@
 
 cimport cython
 cimport numpy as cnp
-from libc.stdint cimport INT32_MAX, INT64_MAX, int32_t, int64_t, uint8_t, uint64_t
+from libc.math cimport INFINITY
+from libc.stdint cimport INT32_MAX, INT64_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memmove, memset
 
 import numpy as np
 
@@ -1560,3 +1562,959 @@ def tally(int32_t[::1] counts, const int32_t[::1] index):
     with nogil:
         for k in range(n):
             counts[index[k]] += 1
+
+
+# -- paths: least values along arcs --------------------------------------------
+
+cdef extern from *:
+    """
+    #include <sys/mman.h>
+    #include <string.h>
+    #include <unistd.h>
+
+    /* Blocks from this size up are asked for 2 MiB pages: their rows are
+       read at random, and a small page per read costs a TLB miss. */
+    #define TLY_HUGE_BLOCK ((size_t)8 << 20)
+
+    /* A block of whole pages from mmap, its mapped length in a 16-byte
+       header. It grows and shrinks by remapping its pages (no copy, never
+       the old and the new block at once) and gives them back when freed,
+       so that large arrays which grow and go leave no free memory behind
+       in the heap. NULL when the system has no more. */
+    static void *tly_block(void *p, size_t size)
+    {
+        static size_t page = 0;
+        size_t need, have;
+        char *base;
+        if (page == 0)
+            page = (size_t)sysconf(_SC_PAGESIZE);
+        need = (size + 16 + page - 1) / page * page;
+        if (p == NULL) {
+            base = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        } else {
+            base = (char *)p - 16;
+            memcpy(&have, base, sizeof have);
+            if (have == need)
+                return p;
+    #ifdef MREMAP_MAYMOVE
+            base = mremap(base, have, need, MREMAP_MAYMOVE);
+    #else
+            {
+                char *moved = mmap(NULL, need, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (moved != MAP_FAILED) {
+                    memcpy(moved, base, have < need ? have : need);
+                    munmap(base, have);
+                }
+                base = moved;
+            }
+    #endif
+        }
+        if (base == MAP_FAILED)
+            return NULL;
+    #ifdef MADV_HUGEPAGE
+        if (need >= TLY_HUGE_BLOCK)
+            madvise(base, need, MADV_HUGEPAGE);
+    #endif
+        memcpy(base, &need, sizeof need);
+        return base + 16;
+    }
+
+    static void tly_unblock(void *p)
+    {
+        size_t have;
+        if (p == NULL)
+            return;
+        memcpy(&have, (char *)p - 16, sizeof have);
+        munmap((char *)p - 16, have);
+    }
+    """
+    void *tly_block(void *p, size_t size) nogil
+    void tly_unblock(void *p) nogil
+
+
+cdef enum:
+    _CURRENT = 1        # owned cell: expanded in the round under way
+    _PENDING = 2        # owned cell: lowered, to be expanded in the next round
+    _CHANGED = 4        # owned cell: new or lowered since the last report
+    _TOUCHED = 1        # far cell: proposed to in the round under way
+    _PROPOSED = 2       # far cell: `sent` holds the least value proposed to it
+    _NAMED = 8          # an owned vertex's first cell: the vertex is named
+    _AHEAD = 32         # keys looked up ahead of the one taken in (prefetched)
+    _DIGIT = 11         # bits of a vertex number sorted per pass
+    _CHUNK = 4096       # keys looked up in one pass (their codes on the stack)
+
+
+cdef void *_block(void *p, size_t size) except NULL:
+    """``p`` (a block or NULL) resized to ``size`` bytes (see ``tly_block``)."""
+    cdef void *q = tly_block(p, size)
+    if q == NULL:
+        raise MemoryError()
+    return q
+
+
+cdef int _push(Cells *cells, int64_t c) except -1:
+    cdef Py_ssize_t cap
+    if cells.size == cells.cap:
+        cap = max(512, 2 * cells.cap)
+        cells.data = <int64_t *>_block(cells.data, <size_t>cap * sizeof(int64_t))
+        cells.cap = cap
+    cells.data[cells.size] = c
+    cells.size += 1
+    return 0
+
+
+cdef void _clear(Cells *cells) noexcept nogil:
+    cells.size = 0
+    tly_unblock(cells.data)
+    cells.data = NULL
+    cells.cap = 0
+
+
+cdef inline Py_ssize_t _slot(uint64_t mixed, Py_ssize_t slots) noexcept nogil:
+    # The workers take the mix modulo their number; the table takes the high
+    # bits of another product, so ids owned by one worker still spread, and
+    # scales them to its size (any size below 2**32: it grows by half).
+    cdef uint64_t high = (mixed * <uint64_t>0x9E3779B97F4A7C15) >> 32
+    return <Py_ssize_t>((high * <uint64_t>slots) >> 32)
+
+
+@cython.overflowcheck(False)
+cdef inline number _plus(number a, number b) noexcept nogil:
+    # int64 sums wrap modulo 2**64 as numpy's do, without undefined behaviour.
+    if number is double:
+        return a + b
+    else:
+        return <int64_t>(<uint64_t>a + <uint64_t>b)
+
+
+cdef inline number _worst(number kind) noexcept nogil:
+    if number is double:
+        return INFINITY
+    else:
+        return INT64_MAX
+
+
+cdef inline uint64_t _arc(int32_t src, int32_t dst) noexcept nogil:
+    # An arc of the tail: its source vertex in the high half (the sort key),
+    # its target's code in the low.
+    return (<uint64_t><uint32_t>src << 32) | <uint32_t>dst
+
+
+cdef void _radix(uint64_t *arc, uint64_t *weight, Py_ssize_t lo, Py_ssize_t hi, int shift,
+                 int bits) noexcept nogil:
+    """Sorts ``arc[lo:hi]`` (and ``weight`` alike, unless NULL) in place by
+    their sources, whose bits below ``shift + bits`` alone differ: one pass
+    of American flag sort on ``bits`` of them (each arc swapped once into
+    its bucket, the buckets' heads few enough to stay in cache), then each
+    bucket by the bits below."""
+    cdef Py_ssize_t count[(1 << _DIGIT) + 1]
+    cdef Py_ssize_t head[1 << _DIGIT]
+    cdef Py_ssize_t n = hi - lo, a, j, b, nb = <Py_ssize_t>1 << bits
+    cdef uint64_t mask = <uint64_t>(nb - 1), x, y = 0, swap
+    cdef Py_ssize_t k
+    cdef int next_bits
+    if n < 2:
+        return
+    if n <= 32:
+        for a in range(lo + 1, hi):
+            x = arc[a]
+            if weight != NULL:
+                y = weight[a]
+            j = a
+            while j > lo and (arc[j - 1] >> 32) > (x >> 32):
+                arc[j] = arc[j - 1]
+                if weight != NULL:
+                    weight[j] = weight[j - 1]
+                j -= 1
+            arc[j] = x
+            if weight != NULL:
+                weight[j] = y
+        return
+    memset(count, 0, <size_t>(nb + 1) * sizeof(Py_ssize_t))
+    for a in range(lo, hi):
+        count[((arc[a] >> 32) >> shift & mask) + 1] += 1
+    count[0] = lo
+    for b in range(nb):
+        count[b + 1] += count[b]
+        head[b] = count[b]
+    for b in range(nb):
+        while head[b] < count[b + 1]:
+            a = head[b]
+            x = arc[a]
+            if weight != NULL:
+                y = weight[a]
+            k = <Py_ssize_t>((x >> 32) >> shift & mask)
+            while k != b:
+                j = head[k]
+                head[k] = j + 1
+                swap = arc[j]
+                arc[j] = x
+                x = swap
+                if weight != NULL:
+                    swap = weight[j]
+                    weight[j] = y
+                    y = swap
+                k = <Py_ssize_t>((x >> 32) >> shift & mask)
+            arc[a] = x
+            if weight != NULL:
+                weight[a] = y
+            head[b] = a + 1
+    if shift == 0:
+        return
+    next_bits = min(_DIGIT, shift)
+    for b in range(nb):
+        _radix(arc, weight, count[b], count[b + 1], shift - next_bits, next_bits)
+
+
+cdef void _rehashed(int32_t *table, Py_ssize_t slots, const int64_t *ids, Py_ssize_t n,
+                    bint far) noexcept nogil:
+    """Enters ids ``0..n-1`` (owned, or with ``far`` far ones) into an
+    empty table, the slot of the id ``_AHEAD`` on fetched meanwhile."""
+    cdef Py_ssize_t i, s
+    for i in range(n):
+        if i + _AHEAD < n:
+            TIMELY_PREFETCH(&table[_slot(mix64(<uint64_t>ids[i + _AHEAD]), slots)])
+        s = _slot(mix64(<uint64_t>ids[i]), slots)
+        while table[s] != -1:
+            s = s + 1 if s + 1 < slots else 0
+        table[s] = <int32_t>(-2 - i) if far else <int32_t>i
+
+
+cdef int _widen(LeastValues self, number *values, number *sent, Py_ssize_t width) except -1:
+    """Cells per vertex grow from ``self.width`` to ``width``: each vertex's
+    row moves in place, from the last, the new cells worst; listed cells
+    are renumbered."""
+    cdef Py_ssize_t w = self.width, v, s, k
+    cdef number worst = _worst(<number>0)
+    cdef Cells *lists[3]
+    cdef Cells *cells
+    cdef int64_t c
+    self.values = _block(self.values, <size_t>(self.own_cap * width) * 8)
+    self.flags = <unsigned char *>_block(self.flags, <size_t>(self.own_cap * width))
+    self.sent = _block(self.sent, <size_t>(self.far_cap * width) * 8)
+    self.far_flags = <unsigned char *>_block(self.far_flags, <size_t>(self.far_cap * width))
+    values = <number *>self.values
+    sent = <number *>self.sent
+    for v in range(self.owned - 1, -1, -1):
+        for s in range(width - 1, -1, -1):
+            values[v * width + s] = values[v * w + s] if s < w else worst
+            self.flags[v * width + s] = self.flags[v * w + s] if s < w else 0
+    for v in range(self.far - 1, -1, -1):
+        for s in range(width - 1, -1, -1):
+            sent[v * width + s] = sent[v * w + s] if s < w else worst
+            self.far_flags[v * width + s] = self.far_flags[v * w + s] if s < w else 0
+    lists[0], lists[1], lists[2] = &self.pending, &self.changed, &self.touched
+    for k in range(3):
+        cells = lists[k]
+        for v in range(cells.size):
+            c = cells.data[v]
+            cells.data[v] = (c // w) * width + c % w
+    self.width = width
+    return 0
+
+
+cdef int _fill(number *values, Py_ssize_t first, Py_ssize_t last) except -1:
+    cdef number worst = _worst(<number>0)
+    cdef Py_ssize_t c
+    for c in range(first, last):
+        values[c] = worst
+    return 0
+
+
+cdef int _lower_cell(LeastValues self, number *values, int64_t c, number value) except -1:
+    if value < values[c]:
+        values[c] = value
+        if not self.flags[c] & _CHANGED:
+            self._changed(c)
+        if not self.flags[c] & _PENDING:
+            self.flags[c] |= _PENDING
+            _push(&self.pending, c)
+    return 0
+
+
+cdef inline int _propose(LeastValues self, number *values, number *sent, int32_t code,
+                         Py_ssize_t slot, number value) except -1:
+    """``value`` offered to slot ``slot`` of the vertex ``code``: an owned
+    one is named and lowered at once (expanded next round); a far one's
+    least offer of the round is kept, unless an earlier one was as low.
+    (A vertex not named, or a cell not offered to, holds the worst value:
+    only then are their flags read.)"""
+    cdef int64_t c
+    cdef number worst = _worst(<number>0)
+    if code >= 0:
+        c = <int64_t>code * self.width + slot
+        if value < values[c]:
+            if not self.flags[<int64_t>code * self.width] & _NAMED:
+                self._name(code)            # self-seeded: its own id first
+            _lower_cell(self, values, c, value)
+        elif values[c] == worst and not self.flags[<int64_t>code * self.width] & _NAMED:
+            self._name(code)
+        return 0
+    c = <int64_t>(-2 - code) * self.width + slot
+    if value < sent[c] or sent[c] == worst and not self.far_flags[c] & _PROPOSED:
+        sent[c] = value
+        self.far_flags[c] |= _PROPOSED
+        if not self.far_flags[c] & _TOUCHED:
+            self.far_flags[c] |= _TOUCHED
+            _push(&self.touched, c)
+    return 0
+
+
+cdef struct _Ahead:
+    Py_ssize_t cell         # the next of the current cells to enter
+    Py_ssize_t slot         # the slot of the cell whose row it is in
+    Py_ssize_t arc          # the next arc of that row
+    Py_ssize_t end
+
+
+cdef inline void _fetch_ahead(LeastValues self, _Ahead *ahead, const int64_t *current,
+                              Py_ssize_t k, char *values, char *sent) noexcept nogil:
+    """Moves the cursor one arc on along the rows of the current cells,
+    fetching that arc's target cell (its value, or its offer) into cache."""
+    cdef int64_t c, u
+    cdef int32_t code
+    cdef Py_ssize_t w = self.width
+    while ahead.arc == ahead.end:
+        if ahead.cell == k:
+            return
+        c = current[ahead.cell]
+        ahead.cell += 1
+        u = c // w
+        if u < self.built:
+            ahead.slot = c - u * w
+            ahead.arc = self.offsets[u]
+            ahead.end = self.offsets[u + 1]
+    code = self.targets[ahead.arc]
+    ahead.arc += 1
+    if code >= 0:
+        TIMELY_PREFETCH(values + 8 * (<int64_t>code * w + ahead.slot))
+    else:
+        TIMELY_PREFETCH(sent + 8 * (<int64_t>(-2 - code) * w + ahead.slot))
+
+
+cdef int _lower_rows(LeastValues self, const int64_t[::1] ids, const int64_t[::1] slot,
+                     number *value, bint need_vertex, Cells *waiting) except -1:
+    cdef Py_ssize_t n = ids.shape[0], w = self.width, start, size, i
+    cdef int32_t codes[_CHUNK]
+    cdef int32_t v
+    cdef int64_t s
+    cdef number worst = _worst(<number>0)
+    for start in range(0, n, _CHUNK):
+        size = min(_CHUNK, n - start)
+        # Each row names its vertex, unless it waits for one named otherwise.
+        self._codes(&ids[start], size, codes, 0 if need_vertex else 1, not need_vertex)
+        for i in range(size + _AHEAD):
+            if i + _AHEAD < size and codes[i + _AHEAD] >= 0:
+                s = slot[start + i + _AHEAD] if slot is not None else 0
+                if 0 <= s < w:
+                    TIMELY_PREFETCH(<number *>self.values + <int64_t>codes[i + _AHEAD] * w + s)
+            if i >= size:
+                break
+            v = codes[i]
+            if need_vertex and (v == -1 or v >= 0 and not self.flags[<int64_t>v * w] & _NAMED):
+                _push(waiting, start + i)
+                continue
+            if v < 0:
+                raise ValueError(f"the vertex {ids[start + i]} belongs to another worker")
+            if not self.flags[<int64_t>v * w] & _NAMED:
+                self._name(v)
+            if value[start + i] == worst:
+                continue
+            s = slot[start + i] if slot is not None else 0
+            if not 0 <= s < w:
+                raise IndexError(f"slot {s} beyond the {w} of the values")
+            _lower_cell(self, <number *>self.values, <int64_t>v * w + s, value[start + i])
+    return 0
+
+
+cdef struct _Offer:
+    int32_t code
+    int32_t slot
+    uint64_t bits           # the value's 8 bytes
+
+
+cdef int _offer(_Offer **offers, Py_ssize_t *size, Py_ssize_t *room, int32_t code,
+                Py_ssize_t slot, void *value) except -1:
+    if size[0] == room[0]:
+        room[0] = max(512, 2 * room[0])
+        offers[0] = <_Offer *>_block(offers[0], <size_t>room[0] * sizeof(_Offer))
+    offers[0][size[0]].code = code
+    offers[0][size[0]].slot = <int32_t>slot
+    memcpy(&offers[0][size[0]].bits, value, 8)
+    size[0] += 1
+    return 0
+
+
+cdef Py_ssize_t _expand(LeastValues self, number kind) except -1:
+    """One round: every pending cell's value goes along its vertex's arcs,
+    and arcs taken in since the last round carry the values their sources
+    already held. Every value is read before any is lowered, so a value
+    moves one arc per round. Returns the vertices named and cells lowered
+    since the last round."""
+    cdef Py_ssize_t w = self.width, k, i, a, s, count, offers = 0, room = 0
+    cdef int64_t c, u
+    cdef uint64_t arc
+    cdef number v, unit = 1
+    cdef number worst = _worst(<number>0)
+    cdef number *values = <number *>self.values
+    cdef number *sent
+    cdef number *weights
+    cdef number *snapshot = NULL
+    cdef _Offer *offer = NULL
+    cdef _Ahead ahead
+    cdef Cells current = self.pending
+    self.pending.data, self.pending.size, self.pending.cap = NULL, 0, 0
+    count = self.fresh + current.size
+    self.fresh = 0
+    k = current.size
+    try:
+        snapshot = <number *>_block(NULL, <size_t>k * sizeof(number))
+        for i in range(k):
+            c = current.data[i]
+            self.flags[c] = (self.flags[c] & ~_PENDING) | _CURRENT
+            snapshot[i] = values[c]
+        # Offers read before anything is lowered: new tail arcs carry their
+        # sources' values (a current source's arcs are all expanded below),
+        # and, once the tail is not merged, its arcs from current sources.
+        weights = <number *>self.tail_w
+        for a in range(self.carried, self.tail):
+            arc = self.tail_arc[a]
+            u = <int64_t>(arc >> 32)
+            for s in range(w):
+                c = u * w + s
+                if self.flags[c] & _CURRENT or values[c] == worst:
+                    continue
+                v = _plus(values[c], weights[a] if self.weighted else unit)
+                _offer(&offer, &offers, &room, <int32_t><uint32_t>arc, s, &v)
+        self.carried = self.tail
+        if self.tail > max(16384, self.merged // 4):
+            self._merge()
+        weights = <number *>self.tail_w
+        if k:
+            for a in range(self.tail):
+                arc = self.tail_arc[a]
+                u = <int64_t>(arc >> 32)
+                for s in range(w):
+                    c = u * w + s
+                    if self.flags[c] & _CURRENT:
+                        v = _plus(values[c], weights[a] if self.weighted else unit)
+                        _offer(&offer, &offers, &room, <int32_t><uint32_t>arc, s, &v)
+        self.expanding = True
+        for i in range(offers):
+            memcpy(&v, &offer[i].bits, 8)
+            _propose(self, <number *>self.values, <number *>self.sent, offer[i].code,
+                     offer[i].slot, v)
+        tly_unblock(offer)
+        offer = NULL
+        weights = <number *>self.weights
+        values = <number *>self.values
+        sent = <number *>self.sent
+        ahead.cell = ahead.slot = ahead.arc = ahead.end = 0
+        for i in range(2 * _AHEAD):
+            _fetch_ahead(self, &ahead, current.data, k, <char *>values, <char *>sent)
+        for i in range(k):
+            c = current.data[i]
+            u = c // w
+            if u >= self.built:
+                continue
+            s = c - u * w
+            for a in range(self.offsets[u], self.offsets[u + 1]):
+                _fetch_ahead(self, &ahead, current.data, k, <char *>values, <char *>sent)
+                _propose(self, values, sent, self.targets[a], s,
+                         _plus(snapshot[i], weights[a] if self.weighted else unit))
+        for i in range(k):
+            self.flags[current.data[i]] &= ~_CURRENT
+    finally:
+        self.expanding = False
+        self.fresh, self.fresh_next = self.fresh_next, 0
+        tly_unblock(snapshot)
+        tly_unblock(offer)
+        tly_unblock(current.data)
+    return count
+
+
+cdef object _cells_out(LeastValues self, Cells *cells, bint far, Py_ssize_t most,
+                       number kind):
+    """``(ids, slots, values)`` of up to ``most`` (every one, when
+    negative) of the cells listed (with ``far``) or, for owned cells, of
+    those listed or flagged changed; ``slots`` None with one cell per
+    vertex. Those cells are unflagged and taken off the list."""
+    cdef Py_ssize_t w = self.width, n = 0, i, j = 0, first, last
+    cdef bint scan = not far and self.changes_unlisted
+    cdef int64_t c
+    cdef number *values = <number *>(self.sent if far else self.values)
+    cdef int64_t *keys = self.far_ids if far else self.own_ids
+    cdef unsigned char *flags = self.far_flags if far else self.flags
+    cdef unsigned char flag = _TOUCHED if far else _CHANGED
+    if scan:
+        # The flags from where the last call stopped.
+        first = last = self.report_at
+        while last < self.owned * w and (most < 0 or n < most):
+            if flags[last] & flag:
+                n += 1
+            last += 1
+    else:
+        n = cells.size if most < 0 else min(most, cells.size)
+        first, last = cells.size - n, cells.size
+    ids_a = np.empty(n, dtype=np.int64)
+    slots_a = np.empty(n, dtype=np.int64) if w > 1 else None
+    values_a = np.empty(n, dtype=np.float64 if number is double else np.int64)
+    cdef int64_t[::1] ids = ids_a
+    cdef int64_t[::1] slots = slots_a
+    cdef number[::1] out = values_a
+    with nogil:
+        for i in range(first, last):
+            if scan:
+                c = i
+                if not flags[c] & flag:
+                    continue
+            else:
+                c = cells.data[i]
+            ids[j] = keys[c // w]
+            if w > 1:
+                slots[j] = c % w
+            out[j] = values[c]
+            flags[c] &= ~flag
+            j += 1
+    if scan:
+        self.report_at = last
+        if last == self.owned * w:
+            self.report_at = 0
+            self.changes_unlisted = False
+    else:
+        cells.size = first
+        if not first:
+            _clear(cells)
+    return ids_a, slots_a, values_a
+
+
+cdef class LeastValues:
+    """One worker's part of a least-value fixpoint along weighted arcs:
+    breadth-first and weighted distances, distances to landmarks, least
+    labels. The vertices this worker owns (ids whose 64-bit mix modulo
+    ``peers`` is ``index``, as :func:`vertex_hash` routes them) hold
+    ``width`` values each (one per slot: a landmark) and their out-arcs;
+    the targets of those arcs that other workers own are far targets, each
+    with the least value proposed to it so far.
+
+    A round (:meth:`expand`) sends every lowered value along its vertex's
+    arcs, plus each arc's weight: an owned target is lowered at once and
+    expanded in the next round; a far target's least offer of the round
+    goes to its owner (:meth:`proposals`), and none at all when an earlier
+    offer was as low. Values are read before any is lowered, so a value
+    moves one arc per round, and the answer is the same at any number of
+    workers. Arcs taken in after values are known carry their sources'
+    values in the next round. Every vertex and cell that is new or lowered
+    is kept for :meth:`report`.
+
+    Memory: ids map to 32-bit numbers in an open-addressing table (about
+    6 bytes per id); per owned vertex its id, a value and a flag byte per
+    slot and a 32-bit row offset (21 bytes with one slot); per far target
+    its id and a value and a byte per slot (17 bytes); per arc a 32-bit
+    target and, with ``weighted``, an 8-byte weight (at most 2**31 - 3
+    vertices and targets and 2**32 - 1 arcs per worker). Arcs taken in wait in
+    a tail (8 bytes and the weight) and are sorted into rows in place by a
+    radix sort once the tail outgrows a quarter of the rows. Arrays are
+    whole pages mapped apart from the heap, grown by remapping them. Values
+    and weights are int64 (sums wrap as numpy's do) or, with ``floating``,
+    float64, added exactly as Python adds them.
+
+    >>> import numpy as np
+    >>> state = LeastValues(0, 1)
+    >>> state.absorb(np.array([1, 2, 1]), np.array([2, 3, 3]))
+    >>> state.lower(np.array([1]), None, np.array([0])).tolist()
+    []
+    >>> state.expand(), state.expand(), state.expand()
+    (1, 2, 0)
+    >>> ids, slots, values = state.report()
+    >>> ids.tolist(), slots, values.tolist()
+    ([1, 2, 3], None, [0, 1, 1])
+    """
+
+    def __cinit__(self, Py_ssize_t index=0, Py_ssize_t peers=1, *, bint floating=False,
+                  bint weighted=False, bint self_seeded=False, bint report_new=False):
+        if not 0 <= index < peers:
+            raise ValueError(f"worker {index} of {peers}")
+        self.index, self.peers = index, peers
+        self.floating, self.weighted = floating, weighted
+        self.self_seeded, self.report_new = self_seeded, report_new
+        self.width = 1
+        self._rehash(64)
+
+    def __dealloc__(self):
+        tly_unblock(self.table)
+        tly_unblock(self.own_ids)
+        tly_unblock(self.values)
+        tly_unblock(self.flags)
+        tly_unblock(self.far_ids)
+        tly_unblock(self.sent)
+        tly_unblock(self.far_flags)
+        tly_unblock(self.offsets)
+        tly_unblock(self.targets)
+        tly_unblock(self.weights)
+        tly_unblock(self.tail_arc)
+        tly_unblock(self.tail_w)
+        tly_unblock(self.pending.data)
+        tly_unblock(self.changed.data)
+        tly_unblock(self.touched.data)
+
+    def __len__(self):
+        return self.owned
+
+    @property
+    def arcs(self):
+        """The arcs taken in."""
+        return self.merged + self.tail
+
+    @property
+    def has_pending(self):
+        """Whether cells were lowered since the last round (another round is due)."""
+        return self.pending.size > 0
+
+    @property
+    def nbytes(self):
+        """The bytes of its arrays in use (not counting spare capacity)."""
+        cdef Py_ssize_t w = self.width, arcs = self.merged + self.tail
+        cdef Py_ssize_t weight = 8 if self.weighted else 0
+        return (4 * self.slots + self.owned * (8 + 9 * w) + self.far * (8 + 9 * w)
+                + 4 * (self.built + 1) + self.merged * (4 + weight) + self.tail * (8 + weight)
+                + 8 * (self.pending.size + self.changed.size + self.touched.size))
+
+    cdef int _rehash(self, Py_ssize_t slots) except -1:
+        cdef int32_t *table = <int32_t *>_block(NULL, <size_t>slots * sizeof(int32_t))
+        cdef Py_ssize_t i, s
+        memset(table, 0xFF, <size_t>slots * sizeof(int32_t))
+        with nogil:
+            _rehashed(table, slots, self.own_ids, self.owned, 0)
+            _rehashed(table, slots, self.far_ids, self.far, 1)
+        tly_unblock(self.table)
+        self.table, self.slots = table, slots
+        return 0
+
+    cdef int _own_room(self) except -1:
+        cdef Py_ssize_t cap, w = self.width
+        if self.owned < self.own_cap:
+            return 0
+        cap = max(512, 2 * self.own_cap)
+        self.own_ids = <int64_t *>_block(self.own_ids, <size_t>cap * 8)
+        self.values = _block(self.values, <size_t>(cap * w) * 8)
+        self.flags = <unsigned char *>_block(self.flags, <size_t>(cap * w))
+        self.own_cap = cap
+        return 0
+
+    cdef int _far_room(self) except -1:
+        cdef Py_ssize_t cap, w = self.width
+        if self.far < self.far_cap:
+            return 0
+        cap = max(512, 2 * self.far_cap)
+        self.far_ids = <int64_t *>_block(self.far_ids, <size_t>cap * 8)
+        self.sent = _block(self.sent, <size_t>(cap * w) * 8)
+        self.far_flags = <unsigned char *>_block(self.far_flags, <size_t>(cap * w))
+        self.far_cap = cap
+        return 0
+
+    cdef int32_t _code(self, int64_t key, uint64_t mixed, bint insert) except -2147483648:
+        """The code of ``key`` (whose mix is ``mixed``; -1 when not held),
+        numbering it if ``insert``."""
+        cdef Py_ssize_t slots = self.slots, s = _slot(mixed, slots)
+        cdef Py_ssize_t w = self.width, c, held = self.owned + self.far
+        cdef int32_t code
+        while True:
+            code = self.table[s]
+            if code == -1:
+                break
+            if code >= 0:
+                if self.own_ids[code] == key:
+                    return code
+            elif self.far_ids[-2 - code] == key:
+                return code
+            s = s + 1 if s + 1 < slots else 0
+        if not insert:
+            return -1
+        if held >= INT32_MAX - 2:
+            raise OverflowError(f"a worker holds at most {INT32_MAX - 2} vertices and targets")
+        if 4 * (held + 1) > 3 * slots:
+            # Loaded between a half and three quarters: about 6 bytes a key.
+            self._rehash(min(2 * held + 64, <Py_ssize_t>0xFFFFFFFF))
+            return self._code(key, mixed, True)
+        if <Py_ssize_t>(mixed % <uint64_t>self.peers) == self.index:
+            self._own_room()
+            code = <int32_t>self.owned
+            self.own_ids[code] = key
+            if self.floating:
+                _fill(<double *>self.values, code * w, code * w + w)
+            else:
+                _fill(<int64_t *>self.values, code * w, code * w + w)
+            memset(self.flags + code * w, 0, <size_t>w)
+            self.owned += 1
+        else:
+            self._far_room()
+            c = self.far
+            self.far_ids[c] = key
+            if self.floating:
+                _fill(<double *>self.sent, c * w, c * w + w)
+            else:
+                _fill(<int64_t *>self.sent, c * w, c * w + w)
+            memset(self.far_flags + c * w, 0, <size_t>w)
+            self.far += 1
+            code = <int32_t>(-2 - c)
+        self.table[s] = code
+        return code
+
+    cdef int _codes(self, const int64_t *keys, Py_ssize_t n, int32_t *out, int naming,
+                    bint insert) except -1:
+        """The code of each of ``keys`` into ``out`` (-1 for one not held),
+        numbering those not held if ``insert``; with ``naming`` 1 each owned
+        one is named, with 2 each far one too (by a proposal of the worst
+        value, unless one went before). The table slot and then the entry of
+        a key ``_AHEAD`` places on are fetched into cache while earlier keys
+        are taken in."""
+        cdef uint64_t mixed[4 * _AHEAD]          # a ring: keys i - 2 * _AHEAD .. i
+        cdef Py_ssize_t i, j, w = self.width
+        cdef int32_t code
+        cdef int64_t c, key
+        for i in range(n + 2 * _AHEAD):
+            if i < n:
+                mixed[i % (4 * _AHEAD)] = mix64(<uint64_t>keys[i])
+                TIMELY_PREFETCH(&self.table[_slot(mixed[i % (4 * _AHEAD)], self.slots)])
+            j = i - _AHEAD
+            if 0 <= j < n:
+                code = self.table[_slot(mixed[j % (4 * _AHEAD)], self.slots)]
+                if code >= 0:
+                    TIMELY_PREFETCH(&self.own_ids[code])
+                    TIMELY_PREFETCH(&self.flags[<int64_t>code * w])
+                elif code != -1:
+                    TIMELY_PREFETCH(&self.far_ids[-2 - code])
+                    if naming == 2:
+                        TIMELY_PREFETCH(&self.far_flags[<int64_t>(-2 - code) * w])
+            j = i - 2 * _AHEAD
+            if j < 0:
+                continue
+            # Most keys are held at their first slot; the rest probe on.
+            key = keys[j]
+            code = self.table[_slot(mixed[j % (4 * _AHEAD)], self.slots)]
+            if not (code >= 0 and self.own_ids[code] == key
+                    or code < -1 and self.far_ids[-2 - code] == key):
+                code = self._code(key, mixed[j % (4 * _AHEAD)], insert)
+            out[j] = code
+            if code >= 0:
+                if naming and not self.flags[<int64_t>code * self.width] & _NAMED:
+                    self._name(code)
+            elif naming == 2 and code != -1:
+                # A far target is named by its owner: a proposal of the worst
+                # value names it there, unless a real one goes first.
+                c = <int64_t>(-2 - code) * self.width
+                if not self.far_flags[c] & _PROPOSED:
+                    self.far_flags[c] |= _PROPOSED | _TOUCHED
+                    if self.floating:
+                        (<double *>self.sent)[c] = INFINITY
+                    else:
+                        (<int64_t *>self.sent)[c] = INT64_MAX
+                    _push(&self.touched, c)
+        return 0
+
+    cdef int _changed(self, int64_t c) except -1:
+        # Listed while few; past an eighth of the cells, only flagged, and the
+        # report scans the flags.
+        self.flags[c] |= _CHANGED
+        if self.changes_unlisted:
+            return 0
+        _push(&self.changed, c)
+        if 8 * self.changed.size > self.owned * self.width:
+            _clear(&self.changed)
+            self.changes_unlisted = True
+        return 0
+
+    cdef int _name(self, int32_t vertex) except -1:
+        cdef int64_t c = <int64_t>vertex * self.width
+        self.flags[c] |= _NAMED
+        if not (self.self_seeded or self.report_new):
+            return 0
+        if self.expanding:
+            self.fresh_next += 1
+        else:
+            self.fresh += 1
+        if self.self_seeded:
+            # Set, not lowered: an id may be the worst value itself. Its arcs
+            # carry it in the next round.
+            if self.floating:
+                (<double *>self.values)[c] = <double>self.own_ids[vertex]
+            else:
+                (<int64_t *>self.values)[c] = self.own_ids[vertex]
+        if not self.flags[c] & _CHANGED:
+            self._changed(c)
+        return 0
+
+    cdef int _merge(self) except -1:
+        """The tail sorted into the rows, in place: the rows' arcs written
+        out as tail arcs before it, then all sorted by source (:func:`_radix`),
+        the targets' codes kept where the arcs were and the offsets counted."""
+        cdef Py_ssize_t m0 = self.merged, t = self.tail, m = m0 + t, n = self.owned
+        cdef Py_ssize_t u, a
+        cdef int bits = 0, top
+        cdef uint64_t *arcs
+        cdef int32_t *targets
+        cdef uint32_t *offsets
+        if m > <Py_ssize_t>0xFFFFFFFF:
+            raise OverflowError(f"a worker holds at most {0xFFFFFFFF} arcs, not {m}")
+        arcs = <uint64_t *>_block(self.tail_arc, <size_t>m * 8)
+        self.tail_arc = NULL
+        self.tail = self.tail_cap = self.carried = 0
+        if m0:
+            memmove(arcs + m0, arcs, <size_t>t * 8)
+            for u in range(self.built):
+                for a in range(self.offsets[u], self.offsets[u + 1]):
+                    arcs[a] = _arc(<int32_t>u, self.targets[a])
+            tly_unblock(self.targets)
+            self.targets = NULL
+            if self.weighted:
+                self.weights = _block(self.weights, <size_t>m * 8)
+                memcpy(<char *>self.weights + 8 * m0, self.tail_w, <size_t>t * 8)
+                tly_unblock(self.tail_w)
+        else:
+            tly_unblock(self.weights)
+            self.weights = self.tail_w
+        self.tail_w = NULL
+        while (<Py_ssize_t>1 << bits) < n:
+            bits += 1
+        top = min(_DIGIT, bits)
+        offsets = <uint32_t *>_block(self.offsets, <size_t>(n + 1) * 4)
+        self.offsets = offsets
+        with nogil:
+            _radix(arcs, <uint64_t *>self.weights, 0, m, bits - top, top)
+            memset(offsets, 0, <size_t>(n + 1) * 4)
+            targets = <int32_t *>arcs
+            for a in range(m):
+                offsets[(arcs[a] >> 32) + 1] += 1
+                # The code's 4 bytes move down in place: the arc they come
+                # from is at or after where they go.
+                targets[a] = <int32_t><uint32_t>arcs[a]
+            for u in range(n):
+                offsets[u + 1] += offsets[u]
+        self.targets = <int32_t *>_block(targets, <size_t>m * 4)
+        self.built, self.merged = n, m
+        return 0
+
+    def absorb(self, const int64_t[::1] src, const int64_t[::1] dst, weight=None, *,
+               bint name_targets=False):
+        """Takes in the arcs ``src[i] -> dst[i]`` (weighing ``weight[i]``
+        when ``weighted``): each source is an owned vertex, named; each
+        target is numbered, and with ``name_targets`` named too (a far one
+        by a proposal of the worst value in the next :meth:`proposals`).
+        The arcs carry their sources' values in the next round."""
+        cdef Py_ssize_t n = src.shape[0], cap, start, size, i
+        cdef int32_t ends[2][_CHUNK]
+        cdef const uint64_t[::1] bits
+        if dst.shape[0] != n:
+            raise ValueError("the two ends of the arcs differ in length")
+        if self.weighted:
+            if weight is None or len(weight) != n:
+                raise ValueError("a weight per arc")
+            bits = np.ascontiguousarray(weight, dtype=np.float64 if self.floating
+                                        else np.int64).view(np.uint64)
+        elif weight is not None:
+            raise ValueError("these arcs have no weights")
+        if not n:
+            return
+        if self.tail + n > self.tail_cap:
+            cap = max(self.tail + n, 2 * self.tail_cap) if self.tail_cap else n
+            self.tail_arc = <uint64_t *>_block(self.tail_arc, <size_t>cap * 8)
+            if self.weighted:
+                self.tail_w = _block(self.tail_w, <size_t>cap * 8)
+            self.tail_cap = cap
+        for start in range(0, n, _CHUNK):
+            size = min(_CHUNK, n - start)
+            self._codes(&src[start], size, ends[0], 1, True)
+            self._codes(&dst[start], size, ends[1], 2 if name_targets else 0, True)
+            for i in range(size):
+                if ends[0][i] < 0:
+                    raise ValueError(f"the arc source {src[start + i]} belongs to another "
+                                     f"worker")
+                self.tail_arc[self.tail + i] = _arc(ends[0][i], ends[1][i])
+            if self.weighted:
+                memcpy(<uint64_t *>self.tail_w + self.tail, &bits[start], <size_t>size * 8)
+            self.tail += size
+
+    def name(self, const int64_t[::1] ids):
+        """Names the owned vertices ``ids`` (numbering those not held)."""
+        cdef Py_ssize_t n = ids.shape[0], start, size, i
+        cdef int32_t codes[_CHUNK]
+        for start in range(0, n, _CHUNK):
+            size = min(_CHUNK, n - start)
+            self._codes(&ids[start], size, codes, 1, True)
+            for i in range(size):
+                if codes[i] < 0:
+                    raise ValueError(f"the vertex {ids[start + i]} belongs to another worker")
+
+    def widen(self, Py_ssize_t width):
+        """At least ``width`` cells (slots) per vertex; new cells are worst."""
+        if width <= self.width:
+            return
+        if self.floating:
+            _widen(self, <double *>NULL, <double *>NULL, width)
+        else:
+            _widen(self, <int64_t *>NULL, <int64_t *>NULL, width)
+
+    def lower(self, const int64_t[::1] ids, slots, values, bint need_vertex=False):
+        """Lowers slot ``slots[i]`` (0 when None) of owned vertex ``ids[i]``
+        to ``values[i]`` where that is less, naming the vertex; a worst
+        value only names it. With ``need_vertex`` a row whose vertex is not
+        named is left: returns those rows' positions."""
+        cdef Py_ssize_t n = ids.shape[0]
+        cdef const int64_t[::1] s = slots
+        cdef const double[::1] vf
+        cdef const int64_t[::1] vi
+        cdef Cells waiting
+        waiting.data, waiting.size, waiting.cap = NULL, 0, 0
+        if len(values) != n or slots is not None and len(slots) != n:
+            raise ValueError("a slot and a value per row")
+        try:
+            if n:
+                if self.floating:
+                    vf = values
+                    _lower_rows(self, ids, s, <double *>&vf[0], need_vertex, &waiting)
+                else:
+                    vi = values
+                    _lower_rows(self, ids, s, <int64_t *>&vi[0], need_vertex, &waiting)
+            out = np.empty(waiting.size, dtype=np.int64)
+            if waiting.size:
+                memcpy(cnp.PyArray_DATA(out), waiting.data, <size_t>waiting.size * 8)
+            return out
+        finally:
+            tly_unblock(waiting.data)
+
+    def expand(self):
+        """One round (see the class); returns the vertices named and the
+        cells lowered since the previous round."""
+        if self.floating:
+            return _expand(self, <double>0)
+        return _expand(self, <int64_t>0)
+
+    @property
+    def has_proposals(self):
+        """Whether proposals of this round are still to be taken."""
+        return self.touched.size > 0
+
+    @property
+    def has_report(self):
+        """Whether cells new or lowered since the last report are still to be taken."""
+        return self.changed.size > 0 or self.changes_unlisted
+
+    def proposals(self, Py_ssize_t most=-1):
+        """``(ids, slots, values)``: the least value this round proposed to
+        each far cell, for its owner (``slots`` None while each vertex has
+        one cell); up to ``most`` cells at a time (every one when negative),
+        taken off."""
+        if self.floating:
+            return _cells_out(self, &self.touched, True, most, <double>0)
+        return _cells_out(self, &self.touched, True, most, <int64_t>0)
+
+    def report(self, Py_ssize_t most=-1):
+        """``(ids, slots, values)``: each owned cell new or lowered since the
+        last report, with its value now (``slots`` as in :meth:`proposals`);
+        up to ``most`` cells at a time (every one when negative), taken off.
+        Nothing may change between the calls that take one report."""
+        if self.floating:
+            return _cells_out(self, &self.changed, False, most, <double>0)
+        return _cells_out(self, &self.changed, False, most, <int64_t>0)

@@ -39,11 +39,12 @@ time's output names the vertices whose distance changed at it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from timely.algorithms.edges import both_ways, edge_ends, node_ids, per_key, vertex_rows
+from timely.algorithms.edges import both_ways, edge_ends, node_ids, per_key
 from timely.algorithms.ids import Ids, VertexIds
 from timely.algorithms.propagation import check_weights, least_values
 from timely.container import Batch
@@ -85,14 +86,10 @@ def bfs(edges: Stream[Batch], roots: Stream[Batch], *, src: str = "src", dst: st
 
 
 def _bfs(edges, roots, *, src: str = "src", dst: str = "dst", on_round=None):
-
-    def arcs(b: Batch) -> Batch:
-        s, d = edge_ends(b, src, dst)
-        return Batch(src=s, dst=d, weight=np.ones(len(s), dtype=np.int64))
-
+    arcs = edges.map_batch(lambda b: Batch(dict(zip(("src", "dst"), edge_ends(b, src, dst)))))
     seeds = roots.map_batch(
         lambda b: Batch(node=node_ids(b, "node"), distance=np.zeros(len(b), dtype=np.int64)))
-    return least_values(edges.map_batch(arcs), seeds, "distance", on_round=on_round,
+    return least_values(arcs, seeds, "distance", weighted=False, on_round=on_round,
                         name="Distance")
 
 
@@ -160,11 +157,19 @@ def _sssp(edges: Stream[Batch], source: int, nodes: Stream[Batch] | None = None,
             s, d, w = np.concatenate([s, d]), np.concatenate([d, s]), np.concatenate([w, w])
         return Batch(src=s, dst=d, weight=w)
 
-    vertices = vertex_rows(edges, nodes, src, dst)
-    seeds = vertices.filter_batch(lambda b: b["node"] == origin).map_batch(
-        lambda b: Batch(node=b["node"], distance=np.zeros(len(b))))
-    return least_values(edges.map_batch(arcs), seeds, "distance", vertices=vertices, floating=True,
-                   report_new=True, name="Distance")
+    def seed(ids: tuple[np.ndarray, ...]) -> Batch:
+        """The source at distance 0 where these ids name it: it is a vertex."""
+        found = any(bool((i == origin).any()) for i in ids)
+        return Batch(node=np.full(int(found), origin, dtype=np.int64),
+                     distance=np.zeros(int(found)))
+
+    seeds = edges.map_batch(lambda b: seed(edge_ends(b, src, dst)))
+    vertices = None
+    if nodes is not None:
+        vertices = nodes.map_batch(lambda b: Batch(node=node_ids(b, "node")))
+        seeds = seeds.concat(vertices.map_batch(lambda b: seed((b["node"],))))
+    return least_values(edges.map_batch(arcs), seeds, "distance", vertices=vertices,
+                        floating=True, report_new=True, name_targets=True, name="Distance")
 
 
 def _arcs(edges: Stream[Batch], directed: bool, src: str, dst: str) -> Stream[Batch]:
@@ -219,13 +224,15 @@ def _shortest_paths(edges: Stream[Batch], landmarks: Stream[Batch],
                     nodes: Stream[Batch] | None = None, *, directed: bool = True,
                     src: str = "src", dst: str = "dst") -> Stream[Batch]:
     arcs = _arcs(edges, directed, src, dst)
-    backwards = arcs.map_batch(lambda b: Batch(src=b["dst"], dst=b["src"],
-                                               weight=np.ones(len(b), dtype=np.int64)))
-    vertices = vertex_rows(edges, nodes, src, dst)
+    backwards = arcs.map_batch(lambda b: Batch(src=b["dst"], dst=b["src"]))
+    vertices = None
+    if nodes is not None:
+        vertices = nodes.map_batch(lambda b: Batch(node=node_ids(b, "node")))
     seeds = _named(landmarks).map_batch(
         lambda b: Batch(node=b["node"], landmark=b["node"], distance=np.zeros(len(b), np.int64)))
     return least_values(backwards, seeds, "distance", vertices=vertices, slot="landmark",
-                   seeds_need_vertex=True, name="Distance")
+                        weighted=False, seeds_need_vertex=True, name_targets=True,
+                        name="Distance")
 
 
 def _nearest_targets(rows: Batch, max_length: int | None) -> Batch | None:

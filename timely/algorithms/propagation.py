@@ -7,9 +7,12 @@ least over seeds ``s`` and paths ``s -> ... -> v`` of the seed's value plus
 the weights along the path. Arcs, vertices and seeds may arrive at many
 times; the answer at a time counts everything given at that time and
 before, and a time's output names only the vertices whose answer changed at
-it. Each worker holds its vertices' values and out-arcs in arrays (a
-compiled adjacency, :class:`~timely.algorithms._graph.Adjacency`), so the
-work at a time is the arcs of the vertices whose values fall, not the graph.
+it. Each worker holds the values and out-arcs of the vertices it owns (by
+a 64-bit mix of the id) in a compiled
+:class:`~timely.algorithms._graph.LeastValues`, about 21 bytes a vertex and
+4 an arc (plus 8 for a weight), so the work at a time is the arcs of the
+vertices whose values fall, not the graph; a round sends each other worker
+one row per target of its whose least offer fell.
 
 The state is shared by all times, so the loop handles them one outer time
 after another: a time's rounds begin once every earlier outer time has
@@ -50,13 +53,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from timely.algorithms._graph import Adjacency, LocalIds, arc_sums, lower, scatter_add, tally
+from timely.algorithms._graph import (
+    Adjacency,
+    LeastValues,
+    LocalIds,
+    arc_sums,
+    scatter_add,
+    tally,
+)
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import Ok, per_time
-from timely.dataflow.operators.relational import KeyIndex, at_complete_times, bucket, expand
+from timely.dataflow.operators.relational import KeyIndex, at_complete_times
 from timely.errors import ColumnarError
 from timely.progress import less_equal
 
@@ -64,9 +74,12 @@ if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
 
 __all__ = ["Growing", "each_time", "latest", "least_values", "loop_round", "lowest", "outer_time",
-           "pieces", "pushed", "reported", "settle", "stepped"]
+           "pieces", "pushed", "reported", "stepped"]
 
 _INT64_MAX = np.iinfo(np.int64).max
+
+# Rows of a round's proposals or of a time's changes sent at a time.
+_SLICE = 1 << 16
 
 
 class Growing:
@@ -98,66 +111,6 @@ class Growing:
         return self.data[:self.size]
 
 
-class _Values:
-    """One worker's part of the fixpoint: its vertices numbered by a
-    :class:`KeyIndex`, ``width`` value cells per vertex (one per slot), the
-    out-arcs of its vertices with their targets and weights."""
-
-    def __init__(self, floating: bool, slot: str | None) -> None:
-        self.dtype = np.float64 if floating else np.int64
-        self.worst = np.inf if floating else _INT64_MAX
-        self.nodes = KeyIndex(1)
-        self.slot = slot
-        self.slots = KeyIndex(1) if slot is not None else None
-        self.width = 1
-        self.cells = np.full(0, self.worst, dtype=self.dtype)
-        self.mark = np.zeros(0, dtype=np.uint8)
-        self.adjacency = Adjacency()
-        self.targets = Growing(np.int64)
-        self.weights = Growing(self.dtype)
-
-    def fit(self) -> None:
-        """Cells for every vertex and slot numbered so far."""
-        width = self.width
-        if self.slots is not None and len(self.slots) > width:
-            width = max(len(self.slots), 2 * width)
-            n = len(self.cells) // self.width
-            table = np.full((n, width), self.worst, dtype=self.dtype)
-            table[:, :self.width] = self.cells.reshape(n, self.width)
-            self.cells, self.width = table.reshape(-1), width
-            self.mark = np.zeros(len(self.cells), dtype=np.uint8)
-        need = len(self.nodes) * width
-        if need > len(self.cells):
-            size = max(need, 2 * len(self.cells))
-            grown = np.full(size - size % width, self.worst, dtype=self.dtype)
-            grown[:len(self.cells)] = self.cells
-            self.cells = grown
-            self.mark = np.zeros(len(grown), dtype=np.uint8)
-
-    def slot_numbers(self, rows: Batch) -> np.ndarray:
-        """The slot number of each row, numbering new slots."""
-        if self.slot is None or self.slots is None:
-            return np.zeros(len(rows), dtype=np.int64)
-        return self.slots.insert([np.asarray(rows[self.slot]).astype(np.int64, copy=False)])
-
-    def columns(self, cells: np.ndarray, nodes: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """The ``node`` (``nodes``, else the vertices of ``cells``) and slot
-        columns of ``cells``."""
-        if nodes is None:
-            nodes = np.asarray(self.nodes.take(cells // self.width)[0])
-        columns = {"node": nodes}
-        if self.slot is not None and self.slots is not None:
-            columns[self.slot] = np.asarray(self.slots.take(cells % self.width)[0])
-        return columns
-
-    def rows(self, cells: np.ndarray, values: np.ndarray, value: str) -> Batch:
-        """``(node[, slot], value, sent=False)`` rows for ``cells``."""
-        columns = self.columns(cells)
-        columns[value] = values
-        columns["sent"] = np.zeros(len(cells), dtype=bool)
-        return Batch(columns)
-
-
 def _in_order(name: str, inputs: Mapping[str, tuple[Stream[Batch] | None, str]],
               start: Callable[[], Callable[[Any, dict[str, Batch | None]], list[Batch]]]
               ) -> Stream[Batch]:
@@ -175,112 +128,220 @@ def _in_order(name: str, inputs: Mapping[str, tuple[Stream[Batch] | None, str]],
                              lexicographic=True)
 
 
+def _rows(data: Any, operator: str) -> Batch:
+    if type(data) is not Batch:
+        raise ColumnarError(f"{operator} works on columnar Batches, not on a "
+                            f"{type(data).__name__} of records")
+    return data
+
+
+def _outer_done(outer: tuple, frontiers) -> bool:
+    """No input can still bring a time of the outer time ``outer``."""
+    return not any(less_equal(element[:-1], outer)
+                   for frontier in frontiers for element in frontier.frontier())
+
+
+def _outer_first(outer: tuple, frontiers) -> bool:
+    """No input can still bring a time whose outer coordinates come before
+    ``outer`` in lexicographic order."""
+    return all(element[:-1] >= outer for frontier in frontiers for element in frontier.frontier())
+
+
 def lowest(arcs: Stream[Batch], seeds: Stream[Batch] | None, loop: Stream[Batch], *,
            value: str, vertices: Stream[Batch] | None = None, slot: str | None = None,
-           floating: bool = False, self_seeded: bool = False, seeds_need_vertex: bool = False,
-           report_new: bool = False, name: str = "Lowest") -> Stream[Batch]:
-    """The operator of the fixpoint, inside an ``iterative()`` scope.
+           floating: bool = False, weighted: bool = True, self_seeded: bool = False,
+           seeds_need_vertex: bool = False, report_new: bool = False,
+           name_targets: bool = False, on_round: Callable[[int, int], object] | None = None,
+           name: str = "Lowest") -> tuple[Stream[Batch], Stream[Batch]]:
+    """The operator of the fixpoint, inside an ``iterative()`` scope; each
+    worker holds its vertices' part in a compiled
+    :class:`~timely.algorithms._graph.LeastValues`.
 
-    ``arcs``: ``(src, dst, weight)`` rows (int64 ends; int64 or, with
-    ``floating``, float64 non-negative weights). ``vertices``: ``node`` rows
-    naming vertices. ``seeds``: ``(node[, slot], value)`` rows, each a value
-    a vertex starts from; with ``seeds_need_vertex`` a seed waits until its
-    node is named as a vertex. ``self_seeded``: every vertex is a seed of
-    its own id (components). ``loop``: the operator's own proposals fed
-    back, ``(node[, slot], value)``. ``slot``: the column of the slot (a
-    landmark), or None for one value per vertex.
+    ``arcs``: ``(src, dst[, weight])`` rows (int64 ends; with ``weighted``
+    a ``weight`` column of non-negative int64 or, with ``floating``,
+    float64 weights; else each arc weighs 1). ``vertices``: ``node`` rows
+    naming vertices; with ``name_targets`` every arc's target is named too.
+    ``seeds``: ``(node[, slot], value)`` rows, each a value a vertex starts
+    from; with ``seeds_need_vertex`` a seed waits until its node is named.
+    ``self_seeded``: every vertex is a seed of its own id (components).
+    ``loop``: the operator's proposals fed back. ``slot``: the column of
+    the slot (a landmark), or None for one value per vertex.
 
-    Returns one stream of rows ``(node[, slot], value, sent)``: ``sent``
-    false for a lowered value (the answer's changes; with ``report_new``
-    also a vertex's first appearance, at the worst value), true for a
-    proposal to feed back. Exchanged by vertex: exact at any worker count.
-    """
-    inputs = {"a": (arcs, "src"), "v": (vertices, "node"), "s": (seeds, "node"),
-              "l": (loop, "node")}
+    Returns ``(proposals, changes)``: the ``(node[, slot], value)`` rows
+    to feed back to ``loop``, one per vertex (and slot) of another worker
+    whose least offer of the round fell (a worst value names a vertex), and
+    once an outer time's rounds are over, a row per vertex (and slot) new
+    at it (with ``report_new``; at its own id with ``self_seeded``) or
+    lowered at it, with its value then. Every input is exchanged by a
+    64-bit mix of its vertex (:func:`~timely.algorithms.edges.by_vertex`),
+    so ids that share their low bits still spread; the answer is the same
+    at any worker count. ``on_round(round, rows)``, when given, is called
+    on each worker after each round in which it named (reporting them) or
+    lowered ``rows`` vertices.
 
-    def start():
-        state = _Values(floating, slot)
-        waiting: list[Batch] = []          # seeds whose vertex is not named yet
+    Arcs and vertices of the outer time next in line are taken in as they
+    arrive (the messages released at once); those of a later one wait as
+    they came until its turn. A time's rounds begin once every earlier
+    outer time (in lexicographic order) has finished its own. Proposals and
+    changes go out a slice of ``_SLICE`` rows an activation, none while a
+    peer holds a full send window of this worker's data."""
+    from timely.algorithms.edges import by_vertex  # edges imports this module
 
-        def proposals_from(cells: np.ndarray, arcs_: np.ndarray) -> Batch:
-            """Along arc ``arcs_[i]``, the value of cell ``cells[i]`` plus its weight."""
-            columns = state.columns(cells, state.targets.view[arcs_])
-            columns[value] = state.cells[cells] + state.weights.view[arcs_]
-            columns["sent"] = np.ones(len(arcs_), dtype=bool)
-            return Batch(columns)
+    b = OperatorBuilder(name, loop.scope)
+    one = loop.scope.peers == 1             # nothing to route (nor to hash)
+    inputs = [(key, b.new_input(stream, Pipeline() if one else by_vertex(column)))
+              for key, stream, column in (("a", arcs, "src"), ("v", vertices, "node"),
+                                          ("s", seeds, "node"), ("l", loop, "node"))
+              if stream is not None]
+    proposals_out, proposals = b.new_output()
+    changes_out, changes = b.new_output()
+    dtype = np.float64 if floating else np.int64
+    worst = np.inf if floating else _INT64_MAX
 
-        def step(cap, rows_at: dict[str, Batch | None]) -> list[Batch]:
-            a, v, s, lp = (rows_at[port] for port in ("a", "v", "s", "l"))
-            first_new = len(state.nodes)
-            new_arcs = None
-            if a is not None:
-                local = state.nodes.insert([a["src"]])
-                start = state.adjacency.add(local)
-                state.targets.extend(a["dst"])
-                state.weights.extend(np.asarray(a["weight"]).astype(state.dtype, copy=False))
-                new_arcs = np.arange(start, start + len(a), dtype=np.int64), local
-            if v is not None:
-                state.nodes.insert([v["node"]])
-            starts: list[tuple[np.ndarray, Batch]] = []      # (vertex numbers, rows) proposed
-            seeded = [s] if s is not None else []
-            if waiting:
-                seeded.extend(waiting)
-                waiting.clear()
-            for rows in seeded:
-                if seeds_need_vertex:
-                    ids = state.nodes.lookup([rows["node"]])
-                    known = ids >= 0
-                    if not known.all():
-                        waiting.append(rows.filter(~known))
-                        rows, ids = rows.filter(known), ids[known]
-                else:
-                    ids = state.nodes.insert([rows["node"]])
-                if len(rows):
-                    starts.append((ids, rows))
-            if lp is not None:
-                starts.append((state.nodes.insert([lp["node"]]), lp))
-            slots = [state.slot_numbers(rows) for _, rows in starts]
-            state.fit()
-            new_nodes = np.arange(first_new, len(state.nodes), dtype=np.int64)
-            parts = []
-            if report_new and len(new_nodes):
-                worst = np.full(len(new_nodes), state.worst, dtype=state.dtype)
-                parts.append(state.rows(new_nodes * state.width, worst, value))
-            cells_in = [ids * state.width + numbers for (ids, _), numbers in zip(starts, slots)]
-            values_in = [np.asarray(rows[value]).astype(state.dtype, copy=False)
-                         for _, rows in starts]
-            if self_seeded and len(new_nodes):
-                # Set, not lowered: an id may be the worst value itself. Its
-                # arcs are new at this time, and carry it below.
-                own = np.asarray(state.nodes.take(new_nodes)[0]).astype(state.dtype)
-                state.cells[new_nodes * state.width] = own
-                parts.append(state.rows(new_nodes * state.width, own, value))
-            lowered = (lower(state.cells, np.concatenate(cells_in), np.concatenate(values_in),
-                             state.mark) if cells_in else np.zeros(0, dtype=np.int64))
-            if len(lowered):
-                parts.append(state.rows(lowered, state.cells[lowered], value))
-                # Each lowered cell goes along every arc of its vertex.
-                owners, at = np.unique(lowered // state.width, return_inverse=True)
-                arcs_, which = state.adjacency.gather(owners, len(state.nodes))
-                order, begins = bucket(at.astype(np.int64, copy=False), len(owners))
-                arc_at, cell_at = expand(which, order, begins)
-                sent = proposals_from(lowered[cell_at], arcs_[arc_at])
-                if len(sent):
-                    parts.append(sent)
-            if new_arcs is not None:
-                # New arcs carry the values their sources already hold.
-                numbers, sources = new_arcs
-                held_cells = (sources[:, None] * state.width
-                              + np.arange(state.width, dtype=np.int64)).reshape(-1)
-                arc_of = np.repeat(numbers, state.width)
-                known = state.cells[held_cells] != state.worst
-                if known.any():
-                    parts.append(proposals_from(held_cells[known], arc_of[known]))
-            return parts
+    def build(caps, info):
+        caps.clear()
+        state = LeastValues(info.worker_index, info.peers, floating=floating, weighted=weighted,
+                            self_seeded=self_seeded, report_new=report_new)
+        slots = KeyIndex(1) if slot is not None else None
+        notificator = FrontierNotificator(b.arity)
+        held: dict[Any, dict[str, list[Batch]]] = {}     # per time: what waits for its turn
+        due: list = []                                    # complete times, in lexicographic turn
+        waiting: list[Batch] = []                         # seeds whose vertex is not named yet
+        reports: dict[tuple, Any] = {}                    # per outer time begun: its changes' capability
+        job: list = []                  # output, capability, take, more, outer: what goes out
+        allocator = loop.scope.worker.allocator
+        activate = info.activator.activate
 
-        return step
+        def take_in(key: str, rows: Batch) -> None:
+            if key == "a":
+                weight = (np.ascontiguousarray(rows["weight"], dtype=dtype) if weighted
+                          else None)
+                state.absorb(np.ascontiguousarray(rows["src"], dtype=np.int64),
+                             np.ascontiguousarray(rows["dst"], dtype=np.int64), weight,
+                             name_targets=name_targets)
+            else:
+                state.name(np.ascontiguousarray(rows["node"], dtype=np.int64))
 
-    return _in_order(name, inputs, start)
+        def slot_numbers(rows: Batch, values: np.ndarray) -> np.ndarray | None:
+            if slots is None or slot is None:
+                return None
+            numbers = np.zeros(len(rows), dtype=np.int64)
+            real = values != worst                # a worst value only names its vertex
+            if real.any():
+                numbers[real] = slots.insert([np.asarray(rows[slot])[real].astype(np.int64)])
+                if len(slots) > state.width:
+                    state.widen(max(len(slots), 2 * state.width))
+            return numbers
+
+        def lowered(rows: Batch, need_vertex: bool) -> Batch | None:
+            """Lowers by ``rows``; those whose vertex is not named yet, when they must wait."""
+            values = np.ascontiguousarray(rows[value], dtype=dtype)
+            left = state.lower(np.ascontiguousarray(rows["node"], dtype=np.int64),
+                               slot_numbers(rows, values), values, need_vertex)
+            return rows.take(left) if len(left) else None
+
+        def columns(ids: np.ndarray, numbers: np.ndarray | None, values: np.ndarray) -> Batch:
+            out = {"node": ids}
+            if slot is not None and slots is not None:
+                if numbers is None:
+                    numbers = np.zeros(len(ids), dtype=np.int64)
+                # Without slots yet, only worst values (naming) go out: any slot will do.
+                out[slot] = (np.asarray(slots.take(numbers)[0], dtype=np.int64) if len(slots)
+                             else numbers)
+            out[value] = values
+            return Batch(out)
+
+        def send_some() -> bool:
+            """Passes on a slice of what is going out (a round's proposals, an
+            outer time's changes), one an activation and none while a peer
+            holds a full send window of this worker's data; True once
+            nothing is left to send."""
+            if not job:
+                return True
+            if allocator.congested():
+                allocator.on_window(activate)
+                return False
+            out, cap, take, more, outer = job
+            got = take(_SLICE)
+            if len(got[0]):
+                out.session(cap).give_container(columns(*got))
+            del got
+            if more():
+                activate()
+                return False
+            job.clear()
+            cap.drop()
+            if outer is not None:
+                del reports[outer]
+            return True
+
+        def step(cap) -> None:
+            rows = held.pop(cap.time, {})
+            for key in ("a", "v"):
+                for batch in rows.get(key, ()):
+                    take_in(key, batch)
+            for batch in rows.get("l", ()):
+                lowered(batch, False)
+            # After the proposals, which name far targets: a seed may wait for one.
+            seeded = rows.get("s", []) + waiting
+            waiting.clear()
+            for batch in seeded:
+                left = lowered(batch, seeds_need_vertex)
+                if left is not None:
+                    waiting.append(left)
+            del rows, seeded
+            count = state.expand()
+            if on_round is not None and count:
+                on_round(loop_round(cap.time), count)
+            if state.has_pending:
+                # Cells lowered here by this worker's own arcs go round here.
+                notificator.notify_at(cap.delayed((*cap.time[:-1], cap.time[-1] + 1)))
+            if state.has_proposals:
+                job[:] = [proposals_out, cap, state.proposals, lambda: state.has_proposals, None]
+                send_some()
+            else:
+                cap.drop()
+
+        def finish(frontiers) -> None:
+            """Reports the outer time under way once its rounds are over."""
+            if job or not reports:
+                return
+            outer = min(reports)
+            if _outer_done(outer, frontiers):
+                job[:] = [changes_out, reports[outer], state.report, lambda: state.has_report,
+                          outer]
+                send_some()
+
+        def logic(frontiers):
+            for key, inp in inputs:
+                for cap, data in inp:
+                    rows = _rows(data, name)
+                    outer = outer_time(cap.time)
+                    if outer not in reports:
+                        reports[outer] = cap.retain_for_output(1)
+                    if (key in "av" and min(reports) == outer
+                            and _outer_first(outer, frontiers)):
+                        take_in(key, rows)          # its turn: taken in now, the message let go
+                    else:
+                        held.setdefault(cap.time, {}).setdefault(key, []).append(rows)
+                    notificator.notify_at(cap)
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                due.append(item[0])
+            due.sort(key=lambda c: c.time)
+            if not send_some():
+                return
+            finish(frontiers)
+            while not job and due and _outer_first(outer_time(due[0].time), frontiers):
+                step(due.pop(0))
+            finish(frontiers)
+
+        return logic
+
+    b.build(build)
+    return proposals, changes
 
 
 def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
@@ -662,38 +723,10 @@ def latest(changes: Stream[Batch], key: str, value: str, name: str = "Latest") -
     return each_time(changes, Exchange(key), last, name)
 
 
-def settle(changes: Stream[Batch], keys: tuple[str, ...], value: str,
-           name: str = "Settle") -> Stream[Batch]:
-    """Per complete time, in time order: for each key, the least ``value``
-    among its rows, sent when the key is new or the value is less than the
-    one sent before. What :func:`lowest` lowered, as the answer's changes."""
-    index = KeyIndex(len(keys))
-    held = {"f": Growing(np.float64), "i": Growing(np.int64)}
-
-    def changed(rows: Batch) -> Batch | None:
-        before = len(index)
-        ids = index.insert([np.asarray(rows[k]) for k in keys], keys)
-        values = np.asarray(rows[value])
-        best = held["f" if values.dtype.kind == "f" else "i"]
-        best.resize(len(index))
-        order = np.lexsort((values, ids))
-        ids, values = ids[order], values[order]
-        where = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
-        ids, values = ids[where], values[where]
-        fell = (ids >= before) | (values < best.data[ids])
-        if not fell.any():
-            return None
-        best.data[ids[fell]] = values[fell]
-        columns = dict(rows.select(list(keys)).take(order[where[fell]]).columns)
-        columns[value] = values[fell]
-        return Batch(columns)
-
-    return each_time(changes, Exchange(keys[0]), changed, name)
-
-
 def check_weights(weights: np.ndarray, column: str) -> np.ndarray:
-    """``weights`` as float64, refusing a negative or NaN one."""
-    w = np.asarray(weights).astype(np.float64)
+    """``weights`` as float64 (float64 weights as they are, not copied),
+    refusing a negative or NaN one."""
+    w = np.asarray(weights).astype(np.float64, copy=False)
     if len(w) and not (w >= 0).all():
         raise ColumnarError(f"shortest paths need non-negative weights; {column!r} has "
                             f"{w[~(w >= 0)][0]}")
@@ -734,24 +767,25 @@ def reported(stream, on_round):
 
 
 def least_values(arcs, seeds, value: str, *, vertices=None, slot: str | None = None,
-            floating: bool = False, self_seeded: bool = False, seeds_need_vertex: bool = False,
-            report_new: bool = False, on_round=None, name: str = "Lowest"):
+                 floating: bool = False, weighted: bool = True, self_seeded: bool = False,
+                 seeds_need_vertex: bool = False, report_new: bool = False,
+                 name_targets: bool = False, on_round=None, name: str = "Lowest"):
     """The least ``value`` per vertex (and ``slot``) over seeds and the
-    weighted ``arcs`` (``src``, ``dst``, ``weight``), by
-    :func:`~timely.algorithms.propagation.lowest` in an ``iterative()``
-    scope, kept across the times the arcs arrive at: per time, the vertices
-    whose value changed at it."""
-    keys = ("node",) if slot is None else ("node", slot)
+    weighted ``arcs`` (``src``, ``dst``, and ``weight`` unless ``weighted``
+    is false), by :func:`~timely.algorithms.propagation.lowest` in an
+    ``iterative()`` scope, kept across the times the arcs arrive at: per
+    time, a row for each vertex whose value is new or changed at it. Arcs
+    and vertices go to their owners a slice at a time."""
     with arcs.scope.iterative() as inner:
         handle, loop = inner.feedback(1)
-        rows = lowest(arcs.enter(inner), seeds.enter(inner) if seeds is not None else None,
-                      loop, value=value,
-                      vertices=vertices.enter(inner) if vertices is not None else None,
-                      slot=slot, floating=floating, self_seeded=self_seeded,
-                      seeds_need_vertex=seeds_need_vertex, report_new=report_new, name=name)
-        rows.filter_batch(lambda b: b["sent"]).map_batch(
-            lambda b: b.select([*keys, value])).connect_loop(handle)
-        changes = rows.filter_batch(lambda b: ~b["sent"]).map_batch(
-            lambda b: b.select([*keys, value]))
-        changes = reported(changes, on_round).leave()
-    return settle(changes, keys, value)
+        arcs = pieces(arcs, name=f"{name}Arcs")
+        if vertices is not None:
+            vertices = pieces(vertices, name=f"{name}Vertices")
+        proposals, changes = lowest(
+            arcs.enter(inner), seeds.enter(inner) if seeds is not None else None, loop,
+            value=value, vertices=vertices.enter(inner) if vertices is not None else None,
+            slot=slot, floating=floating, weighted=weighted, self_seeded=self_seeded,
+            seeds_need_vertex=seeds_need_vertex, report_new=report_new,
+            name_targets=name_targets, on_round=on_round, name=name)
+        proposals.connect_loop(handle)
+        return changes.leave()
