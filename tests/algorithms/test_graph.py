@@ -213,11 +213,11 @@ def test_pagerank_reports_each_round_once_complete(workers):
 
 
 def test_label_propagation_reports_the_labels_improved_per_round(workers):
-    src, dst = np.array([0, 1, 2, 3, 7]), np.array([1, 2, 3, 4, 6])
+    src, dst = np.array([0, 1, 2, 3, 4, 5, 6, 7, 11]), np.array([1, 2, 3, 4, 5, 6, 7, 8, 10])
     per_worker = rounds_reported(
         lambda e, nodes, report: connected_components(e, nodes, method="propagate",
                                                       on_round=report),
-        src, dst, 8, workers)
+        src, dst, 12, workers)
     totals: dict = {}
     for calls in per_worker:
         assert [r for r, _ in calls] == sorted({r for r, _ in calls})
@@ -225,12 +225,13 @@ def test_label_propagation_reports_the_labels_improved_per_round(workers):
             assert rows > 0
             totals[r] = totals.get(r, 0) + rows
     # The loop joins the labels the workers' union-finds gave: one worker's
-    # are final, with no round; spread over more, the chain 0..4 has labels
-    # to join, each seen in round 0 and then only where it falls.
+    # are final, with no round (a node named alone is its own label, with
+    # nothing to join); spread over more, the chain 0..8 has labels to join,
+    # each seen in round 0 and then only where it falls.
     if workers == 1:
         assert totals == {}
     else:
-        assert min(totals) == 0 and sum(totals.values()) <= 2 * len(src)
+        assert min(totals) == 0 and sum(totals.values()) <= len(src) ** 2
 
 
 def test_bfs_reports_the_frontier_of_each_round(workers):

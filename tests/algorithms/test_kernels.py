@@ -1,7 +1,8 @@
 """The compiled graph kernels against plain models: the adjacency's arcs of
 a set of sources across rebuilds of its index, the union-find's labels and
-reported label changes across batches, ``lower``, and the triangles of one
-block of oriented edges against another."""
+reported label changes across batches, ``lower``, and a worker's local
+numbering of the ids it holds (the triangles' own kernels:
+``test_triangle_kernels.py``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.reference import graph as reference
-from timely.algorithms._graph import Adjacency, Components, lower, triangle_links
+from timely.algorithms._graph import (
+    Adjacency,
+    Components,
+    LocalIds,
+    arc_sums,
+    hook,
+    lower,
+    scatter_add,
+    tally,
+)
 
 I64 = np.int64
 
@@ -105,51 +114,105 @@ def test_lower_keeps_the_least_and_names_each_lowered_cell_once(state, data):
     assert not mark.any()
 
 
-def _csr(edges, n: int):
-    """``(starts, targets, weights)`` of ``(lo, hi, weight)`` edges over ``0..n-1``."""
-    edges = sorted(edges)
-    starts = np.zeros(n + 1, dtype=I64)
-    for lo, _, _ in edges:
-        starts[lo + 1] += 1
-    return (np.cumsum(starts), np.array([e[1] for e in edges], dtype=I64),
-            np.array([e[2] for e in edges], dtype=I64))
+_IDS = st.one_of(st.integers(-3, 40), st.integers(-(2**63), 2**63 - 1),
+                 st.integers(0, 2**22).map(lambda x: x * 1024))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(_IDS, max_size=60), st.lists(_IDS, max_size=10)),
+                max_size=8))
+def test_local_ids_number_ids_in_order_of_arrival(steps):
+    ids, numbers = LocalIds(), {}
+    for inserted, probed in steps:
+        got = ids.insert(np.array(inserted, dtype=I64))
+        expected = [numbers.setdefault(x, len(numbers)) for x in inserted]
+        assert got.dtype == np.int32 and got.tolist() == expected
+        assert ids.lookup(np.array(probed, dtype=I64)).tolist() == [
+            numbers.get(x, -1) for x in probed]
+        assert len(ids) == len(numbers)
+        assert ids.view().tolist() == list(numbers)
+        assert ids.ids(np.array(expected, dtype=np.int32)).tolist() == inserted
+
+
+def test_local_ids_grow_past_many_rebuilds_and_refuse_numbers_not_held():
+    ids = LocalIds()
+    keys = np.random.default_rng(3).permutation(200_000).astype(I64) * 7919
+    for part in np.array_split(keys, 13):
+        ids.insert(part)
+    assert ids.lookup(keys).tolist() == list(range(len(keys)))
+    assert (ids.lookup(keys + 1)[keys % 7919 == 0] == -1).all()
+    with pytest.raises(IndexError):
+        ids.ids(np.array([len(keys)]))
+    with pytest.raises(IndexError):
+        ids.ids(np.array([-1]))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 12), st.data())
-def test_triangle_links_between_blocks_match_the_model_and_find_each_triangle_once(n, data):
-    # A simple graph, each edge oriented along a random total order of the
-    # nodes, its edges split into blocks by their lower end.
-    rank = data.draw(st.permutations(range(n)), label="order")
-    pairs = data.draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
-                              .filter(lambda p: p[0] < p[1]), max_size=30), label="pairs")
-    blocks = data.draw(st.integers(1, 4), label="blocks")
-    owner = data.draw(st.lists(st.integers(0, blocks - 1), min_size=n, max_size=n), label="owner")
-    edges = []
-    for a, b in sorted(pairs):
-        lo, hi = (a, b) if rank[a] < rank[b] else (b, a)
-        edges.append((lo, hi, data.draw(st.integers(1, 2), label="weight")))
-    block = [[e for e in edges if owner[e[0]] == k] for k in range(blocks)]
-    every = ([0] * n, [0] * n)
-    for k in range(blocks):
-        own = _csr(block[k], n)
-        for j in range(blocks):
-            triangles, links = np.zeros(n, dtype=I64), np.zeros(n, dtype=I64)
-            triangle_links(*own, *_csr(block[j], n), triangles, links)
-            assert (triangles.tolist(), links.tolist()) == reference.triangle_links(
-                block[k], block[j], n)
-            for total, got in zip(every, (triangles, links)):
-                for v in range(n):
-                    total[v] += int(got[v])
-    assert every == reference.triangle_links(edges, edges, n)
+@given(st.integers(1, 6), st.integers(1, 6), st.data())
+def test_arc_sums_scatter_add_and_tally_add_in_the_order_given(targets, sources, data):
+    arcs = data.draw(st.lists(st.tuples(st.integers(0, targets - 1),
+                                        st.integers(0, sources - 1)), max_size=30))
+    share = data.draw(st.lists(st.floats(-1e6, 1e6), min_size=sources, max_size=sources))
+    target = np.array([t for t, _ in arcs], dtype=np.int32)
+    source = np.array([s for _, s in arcs], dtype=np.int32)
+    start = data.draw(st.lists(st.floats(-1e6, 1e6), min_size=targets, max_size=targets))
+    # The model adds one term at a time, in the order of the arcs.
+    expected = list(start)
+    for t, s in arcs:
+        expected[t] += share[s]
+    sums = np.array(start)
+    arc_sums(sums, target, source, np.array(share))
+    assert sums.tolist() == expected
+    total = np.array(start)
+    scatter_add(total, target, np.array([share[s] for _, s in arcs]))
+    assert total.tolist() == expected
+    counts = np.zeros(targets, dtype=np.int32)
+    tally(counts, target)
+    assert counts.tolist() == [sum(1 for t, _ in arcs if t == k) for k in range(targets)]
 
 
-def test_triangle_links_refuse_what_is_not_two_graphs_over_the_nodes():
-    starts, targets, weight = (np.array(a, dtype=I64) for a in ([0, 1, 1], [1], [1]))
-    cells = np.zeros(2, dtype=I64), np.zeros(2, dtype=I64)
-    with pytest.raises(ValueError):
-        triangle_links(starts, targets, weight, starts[:2], targets, weight, *cells)
-    with pytest.raises(ValueError):
-        triangle_links(starts, targets, weight, starts, targets, weight, cells[0][:1], cells[1])
+def test_arc_sums_scatter_add_and_tally_refuse_numbers_out_of_range():
+    one = np.array([1], dtype=np.int32)
     with pytest.raises(IndexError):
-        triangle_links(starts, targets, weight, starts, np.array([2], dtype=I64), weight, *cells)
+        arc_sums(np.zeros(1), one, np.array([0], dtype=np.int32), np.zeros(1))
+    with pytest.raises(IndexError):
+        arc_sums(np.zeros(2), one, one, np.zeros(1))
+    with pytest.raises(IndexError):
+        scatter_add(np.zeros(1), one, np.zeros(1))
+    with pytest.raises(IndexError):
+        tally(np.zeros(1, dtype=np.int32), one)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6), st.data())
+def test_hook_keeps_the_least_label_and_links_every_other_to_it(n, data):
+    seen0 = data.draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n, max_size=n))
+    least0 = data.draw(st.lists(st.integers(-5, 20), min_size=n, max_size=n))
+    rows = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(-5, 20)),
+                              max_size=25))
+    # The model, one row at a time: a node's first label is its least; a
+    # greater label is linked to the least, a lower one links the least to
+    # it and takes its place; a change is a first label, a fall, or any
+    # label of a node marked 2.
+    least, seen, edges, expected_changed = list(least0), list(seen0), [], []
+    for x, r in rows:
+        if not seen[x]:
+            seen[x], least[x] = 1, r
+            expected_changed.append(x)
+            continue
+        confirmed, seen[x] = seen[x] == 2, 1
+        if r > least[x]:
+            edges.append((r, least[x]))
+        elif r < least[x]:
+            edges.append((least[x], r))
+            least[x] = r
+            expected_changed.append(x)
+            continue
+        if confirmed:
+            expected_changed.append(x)
+    least_a, seen_a = np.array(least0, dtype=I64), np.array(seen0, dtype=np.uint8)
+    hi, lo, got = hook(np.array([x for x, _ in rows], dtype=np.int32),
+                       np.array([r for _, r in rows], dtype=I64), least_a, seen_a)
+    assert list(zip(hi.tolist(), lo.tolist())) == edges
+    assert got.tolist() == expected_changed
+    assert least_a.tolist() == least and seen_a.tolist() == seen

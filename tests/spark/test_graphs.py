@@ -173,3 +173,16 @@ def test_aggregate_messages_sums_what_the_edges_send(spark):
                                                  (3, 10 + 20, 2)]
     with pytest.raises(SparkSchemaError, match="sendToSrc, sendToDst"):
         g.aggregateMessages(F.sum(AM.msg))
+
+
+def test_a_graph_in_more_partitions_than_slots_runs_on_the_session_slots(spark):
+    """Vertices in more partitions than the session has task slots (as a
+    large file read in many splits): ``Graph`` with no ``workers`` runs on
+    every slot instead of asking for one worker per partition."""
+    nodes, edges = random_graph(11, INT_IDS)
+    vertices, edge_frame = frames(spark, nodes, edges, False)
+    vertices = vertices.repartition(6)
+    assert vertices.rdd.getNumPartitions() == 6
+    inside = [(s, d) for s, d in edges if s in nodes and d in nodes]
+    got = {r.id: r.component for r in Graph(vertices, edge_frame).connectedComponents().collect()}
+    assert got == weak_components(nodes, inside)

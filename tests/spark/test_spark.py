@@ -43,6 +43,17 @@ def test_run_equals_spark_group_by(spark, workers, rendezvous):
     assert result.filter("total > 0").count() == 5 * 101
 
 
+def test_a_frame_of_more_partitions_than_slots_runs_on_every_slot(spark):
+    """A DataFrame read in more splits than the session has task slots (7
+    partitions on local[2]) runs on as many workers as there are slots, by
+    default, alone or beside another input."""
+    df = records(spark, partitions=7)
+    assert timely_answer(run(df, sum_by_key, SCHEMA, epoch_col="epoch")) == spark_answer(df)
+    both = run({"a": df, "b": records(spark, rows=10, partitions=1)},
+               lambda streams: sum_by_key(streams["a"]), SCHEMA, epoch_col="epoch")
+    assert timely_answer(both) == spark_answer(df)
+
+
 def test_run_without_an_epoch_column_uses_epoch_zero(spark):
     df = records(spark).drop("epoch")
     result = run(df, sum_by_key, SCHEMA, workers=2)

@@ -1,3 +1,7 @@
+cimport cython
+from libc.stdint cimport int32_t, int64_t
+
+
 cdef class Adjacency:
     cdef object _src            # int64 source node per arc, capacity doubling
     cdef object _order          # arcs [0, built) in order of source
@@ -20,3 +24,25 @@ cdef class Components:
     cdef bint stale             # _size and _next out of date (unions that did not report)
 
     cdef int _lists(self) except -1
+
+
+cdef class LocalIds:
+    cdef object _ids            # int64 per number: its id, capacity growing by half
+    cdef object _table          # int32 slots: a number, or -1; a power of two, at most 2/3 full
+    cdef Py_ssize_t mask        # slots - 1
+    cdef readonly Py_ssize_t size
+
+    cdef int _room(self, Py_ssize_t extra) except -1
+
+
+@cython.final
+cdef class SortedIds:
+    cdef object _ids            # int64, increasing, read-only: held, not copied
+    cdef object _directory      # int32 per bucket of ids >> _shift (spread ids), else None
+    cdef const int64_t *_p      # _ids' data, alive while _ids is (NULL when empty)
+    cdef const int32_t *_d      # _directory's data likewise, or NULL
+    cdef int _shift
+    cdef Py_ssize_t _buckets
+    cdef readonly Py_ssize_t size
+
+    cdef Py_ssize_t find(self, int64_t x) noexcept nogil

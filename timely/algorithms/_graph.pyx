@@ -2,14 +2,19 @@
 
 cimport cython
 cimport numpy as cnp
-from libc.stdint cimport INT32_MAX, INT64_MAX, int8_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport INT32_MAX, INT64_MAX, int8_t, int32_t, int64_t, uint8_t, uint64_t
 
 import numpy as np
 
 cnp.import_array()
 
+# Node numbers: int64, or a worker's int32 local numbers (LocalIds).
+ctypedef fused index_t:
+    int32_t
+    int64_t
 
-cdef int _within(const int64_t[::1] values, int64_t n, str what) except -1:
+
+cdef int _within(const index_t[::1] values, int64_t n, str what) except -1:
     """Raises IndexError naming the first of ``values`` outside ``0..n-1``
     (``what`` says what a value is): checked before any memory is touched."""
     cdef Py_ssize_t i
@@ -279,7 +284,9 @@ cdef class Components:
         if n + k > INT32_MAX:
             raise OverflowError(f"a union-find holds at most {INT32_MAX} nodes, not {n + k}")
         if n + k > self._parent.shape[0]:
-            size = min(max(n + k, 2 * self._parent.shape[0], 16), INT32_MAX)
+            # By a quarter (or the whole batch): 21 bytes a node left unused add up.
+            size = min(max(n + k, self._parent.shape[0] + self._parent.shape[0] // 4, 16),
+                       INT32_MAX)
             self._parent = _grown(self._parent, size, n)
             self._size = _grown(self._size, size, n)
             self._least = _grown(self._least, size, n)
@@ -320,7 +327,7 @@ cdef class Components:
         self.stale = False
         return 0
 
-    def union(self, const int64_t[::1] a, const int64_t[::1] b, bint report=True):
+    def union(self, const index_t[::1] a, const index_t[::1] b, bint report=True):
         """Joins the components of ``a[i]`` and ``b[i]`` for every ``i``;
         returns the distinct nodes whose label fell, in order of first fall.
 
@@ -399,7 +406,7 @@ cdef class Components:
                 mark[out[i]] = 0
         return out_a[:changed]
 
-    def labels(self, const int64_t[::1] nodes):
+    def labels(self, const index_t[::1] nodes):
         """The label (least key of its component) of each of ``nodes``."""
         cdef Py_ssize_t k = nodes.shape[0], n = self.nodes, i
         _within(nodes, n, "node")
@@ -424,18 +431,546 @@ cdef int _csr(const int64_t[::1] starts, Py_ssize_t n, Py_ssize_t m, str what) e
     return 0
 
 
-def triangle_links(const int64_t[::1] starts, const int64_t[::1] targets,
-                   const int64_t[::1] weight, const int64_t[::1] visiting_starts,
-                   const int64_t[::1] visiting_targets, const int64_t[::1] visiting_weight,
-                   int64_t[::1] triangles, int64_t[::1] links):
-    """Adds to ``triangles`` and ``links`` the triangles ``u -> v, u -> w,
-    v -> w`` whose edges from ``u`` are in one graph (the out-edges of
-    ``u`` are ``targets[starts[u]:starts[u + 1]]``, each with a ``weight``)
-    and whose edge from ``v`` is in another (likewise ``visiting_*``), both
-    over nodes ``0..n-1``, every edge oriented from its lower to its higher
-    end in one total order. Each such triangle adds 1 to the ``triangles``
-    of its three nodes and, to the ``links`` of each, the weight of the edge
-    opposite it.
+# -- Triangles (timely.algorithms.triangles) ------------------------------------------
+#
+# A worker's edges are pairs of vertex ids until it numbers them: by
+# position among the sorted distinct ids it holds (SortedIds), and by the
+# global number (gid) each vertex's owner gives it. Positions are int32: a
+# worker holding 2**31 distinct vertices would hold tens of gigabytes of edges.
+
+ctypedef fused int_t:
+    int32_t
+    int64_t
+
+
+cdef int _within32(const int32_t[::1] values, int64_t n, str what) except -1:
+    """As :func:`_within`, for int32 values."""
+    cdef Py_ssize_t i
+    for i in range(values.shape[0]):
+        if not 0 <= values[i] < n:
+            raise IndexError(f"{what} {i} is {values[i]}, beyond {n}")
+    return 0
+
+
+cdef inline Py_ssize_t _position(const int64_t *ids, Py_ssize_t lo, Py_ssize_t hi,
+                                 int64_t x) noexcept nogil:
+    """The position of ``x`` among the increasing ``ids[lo:hi]``, or -1."""
+    cdef Py_ssize_t end = hi, mid
+    while lo < hi:
+        mid = lo + ((hi - lo) >> 1)
+        if ids[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < end and ids[lo] == x:
+        return lo
+    return -1
+
+
+@cython.final
+cdef class SortedIds:
+    """Distinct int64 ids in increasing order, each known by its position
+    (``0..len - 1``, an int32): ``find`` in O(log n) by bisection or, for
+    ids spread evenly over ``0..max`` (gids: ``spread=True``), in O(1)
+    expected through a directory of one int32 per id, the first position
+    of each bucket of ids ``>> shift``.
+
+    The ids array is held, not copied, and made read-only: the positions
+    found are only right while it does not change.
+
+    >>> import numpy as np
+    >>> ids = SortedIds(np.array([1, 4, 5, 12]), spread=True)
+    >>> len(ids), ids.positions(np.array([5, 3, 12])).tolist()
+    (4, [2, -1, 3])
+    """
+
+    def __init__(self, ids, bint spread=False):
+        cdef cnp.ndarray held = np.ascontiguousarray(ids, dtype=np.int64)
+        cdef const int64_t[::1] view = held
+        cdef Py_ssize_t n = view.shape[0], i, j
+        if held.ndim != 1:
+            raise ValueError("the ids must be one-dimensional")
+        if n >= INT32_MAX:
+            raise ValueError(f"{n} ids are more than int32 positions")
+        for i in range(1, n):
+            if view[i] <= view[i - 1]:
+                raise ValueError("the ids must increase")
+        held.setflags(write=False)
+        self._ids = held
+        self.size = n
+        self._p = &view[0] if n else NULL
+        self._d = NULL
+        self._shift = 0
+        self._buckets = 0
+        if not spread or not n:
+            return
+        if view[0] < 0:
+            raise ValueError("spread ids must not be negative")
+        while (view[n - 1] >> self._shift) + 1 > n:
+            self._shift += 1
+        self._buckets = (view[n - 1] >> self._shift) + 1
+        directory_a = np.empty(self._buckets + 1, dtype=np.int32)
+        cdef int32_t[::1] directory = directory_a
+        j = 0
+        for i in range(n):
+            while j <= (view[i] >> self._shift):
+                directory[j] = <int32_t>i
+                j += 1
+        directory[self._buckets] = <int32_t>n
+        self._directory = directory_a
+        self._d = &directory[0]
+
+    cdef Py_ssize_t find(self, int64_t x) noexcept nogil:
+        """The position of ``x``, or -1."""
+        cdef int64_t bucket
+        if self._d == NULL:
+            return _position(self._p, 0, self.size, x) if self.size else -1
+        if x < 0:
+            return -1
+        bucket = x >> self._shift
+        if bucket >= self._buckets:
+            return -1
+        return _position(self._p, self._d[bucket], self._d[bucket + 1], x)
+
+    @property
+    def ids(self):
+        """The ids (read-only int64)."""
+        return self._ids
+
+    def __len__(self):
+        return self.size
+
+    def positions(self, const int64_t[::1] values):
+        """The position of each of ``values`` (int64), -1 for one not among the ids."""
+        cdef Py_ssize_t n = values.shape[0], i
+        out_a = np.empty(n, dtype=np.int64)
+        cdef int64_t[::1] out = out_a
+        with nogil:
+            for i in range(n):
+                out[i] = self.find(values[i])
+        return out_a
+
+
+def distinct_sorted(int_t[::1] values):
+    """Moves the distinct values of the sorted ``values`` (int32 or int64)
+    to its front, in order, and returns how many there are; raises
+    ValueError if ``values`` is not sorted. One pass in C, in place.
+
+    >>> import numpy as np
+    >>> a = np.array([1, 1, 4, 6, 6, 6])
+    >>> k = distinct_sorted(a)
+    >>> a[:k].tolist()
+    [1, 4, 6]
+    """
+    cdef Py_ssize_t n = values.shape[0], i, k = 0
+    cdef bint disorder = False
+    with nogil:
+        for i in range(n):
+            if k and values[i] == values[k - 1]:
+                continue
+            if k and values[i] < values[k - 1]:
+                disorder = True
+                break
+            values[k] = values[i]
+            k += 1
+    if disorder:
+        raise ValueError("the values are not sorted")
+    return k
+
+
+def simple_pairs(const int64_t[::1] src, const int64_t[::1] dst, bint directed):
+    """The edges ``src[i] -> dst[i]`` as pairs of ends: ``(lo, hi, arcs,
+    loops)``. ``lo[j] < hi[j]`` (int64) are the ends of each edge that is
+    not a self-loop, in order; ``arcs[j]`` (uint8; None unless
+    ``directed``) is 1 for an edge from ``lo`` to ``hi`` and 2 for one from
+    ``hi`` to ``lo``, so that the OR of the arcs of a pair's edges says
+    which directions it has; ``loops`` (int64) holds the vertex of each
+    self-loop. Two passes in C.
+
+    >>> import numpy as np
+    >>> lo, hi, arcs, loops = simple_pairs(np.array([3, 1, 2]), np.array([1, 1, 5]), True)
+    >>> lo.tolist(), hi.tolist(), arcs.tolist(), loops.tolist()
+    ([1, 2], [3, 5], [2, 1], [1])
+    """
+    cdef Py_ssize_t n = src.shape[0], i, j = 0, k = 0, looped = 0
+    if dst.shape[0] != n:
+        raise ValueError("the two ends of the edges differ in length")
+    with nogil:
+        for i in range(n):
+            if src[i] == dst[i]:
+                looped += 1
+    lo_a = np.empty(n - looped, dtype=np.int64)
+    hi_a = np.empty(n - looped, dtype=np.int64)
+    arcs_a = np.empty(n - looped if directed else 0, dtype=np.uint8)
+    loops_a = np.empty(looped, dtype=np.int64)
+    cdef int64_t[::1] lo = lo_a
+    cdef int64_t[::1] hi = hi_a
+    cdef uint8_t[::1] arcs = arcs_a
+    cdef int64_t[::1] loops = loops_a
+    with nogil:
+        for i in range(n):
+            if src[i] == dst[i]:
+                loops[k] = src[i]
+                k += 1
+                continue
+            if src[i] < dst[i]:
+                lo[j] = src[i]
+                hi[j] = dst[i]
+                if directed:
+                    arcs[j] = 1
+            else:
+                lo[j] = dst[i]
+                hi[j] = src[i]
+                if directed:
+                    arcs[j] = 2
+            j += 1
+    return lo_a, hi_a, (arcs_a if directed else None), loops_a
+
+
+def pair_keys(SortedIds ids not None, const int64_t[::1] lo, const int64_t[::1] hi,
+              const uint8_t[::1] arcs, uint64_t[::1] out, int shift):
+    """Each pair ``lo[i], hi[i]`` as one uint64 of the positions of its
+    ends among ``ids``: ``out[i] = x << shift | y`` for the positions ``x``
+    of ``lo[i]`` and ``y`` of ``hi[i]``, shifted left two more bits to hold
+    ``arcs[i]`` when ``arcs`` is not None. Sorting such keys brings each
+    pair's copies together. Raises KeyError for an id not among ``ids``.
+    O(log n) per pair, in C.
+
+    >>> import numpy as np
+    >>> out = np.empty(2, np.uint64)
+    >>> pair_keys(SortedIds(np.array([4, 7, 9])), np.array([4, 7]), np.array([9, 9]), None,
+    ...           out, 2)
+    >>> out.tolist()
+    [2, 6]
+    """
+    cdef Py_ssize_t n = lo.shape[0], i, x = 0, y = 0
+    cdef bint tagged = arcs is not None
+    cdef uint64_t key
+    if hi.shape[0] != n or out.shape[0] != n or (tagged and arcs.shape[0] != n):
+        raise ValueError("lo, hi, arcs and out differ in length")
+    if shift < 0 or 2 * shift + (2 if tagged else 0) > 64 or ids.size > (<int64_t>1 << shift):
+        raise ValueError(f"{ids.size} ids do not fit keys of shift {shift}")
+    with nogil:
+        for i in range(n):
+            x = ids.find(lo[i])
+            y = ids.find(hi[i])
+            if x < 0 or y < 0:
+                break
+            key = (<uint64_t>x << shift) | <uint64_t>y
+            if tagged:
+                key = (key << 2) | (arcs[i] & 3)
+            out[i] = key
+    if x < 0 or y < 0:
+        raise KeyError(f"the pair {lo[i]}, {hi[i]} names an id not among the ids")
+
+
+def merge_pairs(uint64_t[::1] keys, bint tagged):
+    """Moves each distinct pair of the sorted ``keys`` (:func:`pair_keys`)
+    to the front, in order, and returns ``(count, weight)``: tagged, each
+    pair's key without its arcs, and ``weight[j]`` (uint8) the number of
+    directions (1 or 2) in the OR of its arcs; untagged, each distinct key
+    once and ``weight`` None. Raises ValueError if ``keys`` is not sorted.
+    Two passes in C, in place.
+
+    >>> import numpy as np
+    >>> keys = np.array([4 << 2 | 1, 4 << 2 | 2, 4 << 2 | 2, 9 << 2 | 1], np.uint64)
+    >>> count, weight = merge_pairs(keys, True)
+    >>> keys[:count].tolist(), weight.tolist()
+    ([4, 9], [2, 1])
+    """
+    cdef Py_ssize_t n = keys.shape[0], i, k = 0
+    cdef uint64_t pair, previous = 0
+    cdef unsigned int bits = 0
+    cdef bint disorder = False
+    with nogil:
+        for i in range(n):
+            if i and keys[i] < keys[i - 1]:
+                disorder = True
+                break
+            pair = keys[i] >> 2 if tagged else keys[i]
+            if not i or pair != previous:
+                k += 1
+            previous = pair
+    if disorder:
+        raise ValueError("the keys are not sorted")
+    weight_a = np.empty(k if tagged else 0, dtype=np.uint8)
+    cdef uint8_t[::1] weight = weight_a
+    k = 0
+    with nogil:
+        for i in range(n):
+            pair = keys[i] >> 2 if tagged else keys[i]
+            if k and pair == keys[k - 1]:
+                bits |= keys[i] & 3
+                continue
+            if tagged and k:
+                weight[k - 1] = (bits & 1) + (bits >> 1)
+            bits = keys[i] & 3
+            keys[k] = pair
+            k += 1
+        if tagged and k:
+            weight[k - 1] = (bits & 1) + (bits >> 1)
+    return k, (weight_a if tagged else None)
+
+
+cdef int _keys_within(const uint64_t[::1] keys, int shift, Py_ssize_t n) except -1:
+    """Raises unless every key ``x << shift | y`` has both positions below ``n``."""
+    cdef uint64_t mask
+    cdef Py_ssize_t i
+    if shift < 0 or shift > 32:
+        raise ValueError(f"shift {shift} is not a key's")
+    mask = (<uint64_t>1 << shift) - 1
+    for i in range(keys.shape[0]):
+        if (keys[i] >> shift) >= <uint64_t>n or (keys[i] & mask) >= <uint64_t>n:
+            raise IndexError(f"key {i} names a position beyond {n}")
+    return 0
+
+
+def end_counts(const uint64_t[::1] keys, int shift, Py_ssize_t n):
+    """Per position ``0..n-1``, how many of the pairs ``x << shift | y``
+    (:func:`merge_pairs`) have an end there (int64): a vertex's degree
+    among them. One pass in C.
+
+    >>> import numpy as np
+    >>> end_counts(np.array([0 << 2 | 1, 0 << 2 | 2, 2 << 2 | 3], np.uint64), 2, 4).tolist()
+    [2, 1, 2, 1]
+    """
+    cdef Py_ssize_t m = keys.shape[0], i
+    _keys_within(keys, shift, n)
+    cdef uint64_t mask = (<uint64_t>1 << shift) - 1
+    counts_a = np.zeros(n, dtype=np.int64)
+    cdef int64_t[::1] counts = counts_a
+    with nogil:
+        for i in range(m):
+            counts[keys[i] >> shift] += 1
+            counts[keys[i] & mask] += 1
+    return counts_a
+
+
+def orient_pairs(const uint64_t[::1] keys, int shift, const int64_t[::1] degree,
+                 const int64_t[::1] gid, int_t[::1] a, int_t[::1] b):
+    """Each pair ``x << shift | y`` of positions as an edge from the end
+    lower in ``(degree, gid)`` order to the other: ``a[i]`` and ``b[i]``
+    the ``gid`` of its two ends. Oriented so, a vertex has O(sqrt(m))
+    out-edges. One pass in C.
+
+    >>> import numpy as np
+    >>> a, b = np.empty(2, np.int32), np.empty(2, np.int32)
+    >>> orient_pairs(np.array([0 << 2 | 1, 1 << 2 | 2], np.uint64), 2, np.array([3, 1, 1]),
+    ...              np.array([10, 20, 30]), a, b)
+    >>> a.tolist(), b.tolist()
+    ([20, 20], [10, 30])
+    """
+    cdef Py_ssize_t m = keys.shape[0], n = degree.shape[0], i
+    cdef uint64_t mask, x, y
+    cdef int64_t limit = INT32_MAX if int_t is int32_t else INT64_MAX
+    if a.shape[0] != m or b.shape[0] != m:
+        raise ValueError("keys, a and b differ in length")
+    if gid.shape[0] != n:
+        raise ValueError("degree and gid differ in length")
+    _keys_within(keys, shift, n)
+    for i in range(n):
+        if not 0 <= gid[i] <= limit:
+            raise OverflowError(f"gid {gid[i]} does not fit the output")
+    mask = (<uint64_t>1 << shift) - 1
+    with nogil:
+        for i in range(m):
+            x = keys[i] >> shift
+            y = keys[i] & mask
+            if degree[x] < degree[y] or (degree[x] == degree[y] and gid[x] < gid[y]):
+                a[i] = <int_t>gid[x]
+                b[i] = <int_t>gid[y]
+            else:
+                a[i] = <int_t>gid[y]
+                b[i] = <int_t>gid[x]
+
+
+def block_counts(SortedIds ids not None, const int_t[::1] a, int64_t[::1] counts):
+    """Adds 1 to ``counts[x]`` for every edge from the gid ``a[i]`` at
+    position ``x`` among ``ids``: the first pass of indexing a block of
+    edges by source. Raises KeyError for a gid not among them.
+
+    >>> import numpy as np
+    >>> counts = np.zeros(2, np.int64)
+    >>> block_counts(SortedIds(np.array([3, 8]), spread=True), np.array([8, 3, 8]), counts)
+    >>> counts.tolist()
+    [1, 2]
+    """
+    cdef Py_ssize_t m = a.shape[0], i, x = 0
+    if counts.shape[0] != ids.size:
+        raise ValueError("counts need one cell per id")
+    with nogil:
+        for i in range(m):
+            x = ids.find(a[i])
+            if x < 0:
+                break
+            counts[x] += 1
+    if x < 0:
+        raise KeyError(f"gid {a[i]} is not among the ids")
+
+
+def block_place(SortedIds ids not None, const int_t[::1] a, const int_t[::1] b,
+                const uint8_t[::1] weight, int64_t[::1] place, int32_t[::1] targets,
+                uint8_t[::1] weights):
+    """Puts each edge ``a[i] -> b[i]`` (gids among ``ids``) into its
+    source's row: the position of ``b[i]`` at ``targets[place[x]]``, for
+    ``x`` the position of ``a[i]``, then ``place[x] += 1``; ``weight[i]``
+    likewise into ``weights`` unless ``weight`` is None. The second pass of
+    indexing a block by source (``place`` starts as the rows' starts).
+    Raises KeyError for a gid not among the ids, IndexError for a row that
+    overflows the targets.
+
+    >>> import numpy as np
+    >>> place, targets = np.array([0, 1]), np.zeros(3, np.int32)
+    >>> block_place(SortedIds(np.array([3, 8]), spread=True), np.array([8, 3, 8]),
+    ...             np.array([3, 8, 8]), None, place, targets, None)
+    >>> targets.tolist(), place.tolist()
+    ([1, 0, 1], [1, 3])
+    """
+    cdef Py_ssize_t m = a.shape[0], total = targets.shape[0], i, x = 0, y = 0
+    cdef bint weighted = weight is not None
+    cdef bint overflow = False
+    if b.shape[0] != m or (weighted and weight.shape[0] != m):
+        raise ValueError("a, b and weight differ in length")
+    if place.shape[0] != ids.size:
+        raise ValueError("place needs one cell per id")
+    if weighted and (weights is None or weights.shape[0] != total):
+        raise ValueError("weights need one cell per target")
+    with nogil:
+        for i in range(m):
+            x = ids.find(a[i])
+            y = ids.find(b[i])
+            if x < 0 or y < 0:
+                break
+            if not 0 <= place[x] < total:
+                overflow = True
+                break
+            targets[place[x]] = <int32_t>y
+            if weighted:
+                weights[place[x]] = weight[i]
+            place[x] += 1
+    if overflow:
+        raise IndexError(f"the row of gid {a[i]} overflows the targets")
+    if x < 0 or y < 0:
+        raise KeyError(f"the edge {a[i]} -> {b[i]} names a gid not among the ids")
+
+
+def block_edges(const int64_t[::1] starts, const int32_t[::1] targets, SortedIds ids not None,
+                Py_ssize_t first, int_t[::1] a, int_t[::1] b):
+    """The edges ``first .. first + len(a) - 1`` of a block indexed by
+    source (the row of position ``x`` is ``targets[starts[x]:starts[x +
+    1]]``, positions among ``ids``) as gids: ``a[i]`` the source's, ``b[i]``
+    the target's, in order of source. O(log n + len(a)) in C; checks only
+    what it reads.
+
+    >>> import numpy as np
+    >>> a, b = np.empty(2, np.int64), np.empty(2, np.int64)
+    >>> block_edges(np.array([0, 2, 3]), np.array([1, 0, 0], np.int32), SortedIds(np.array([3, 8])),
+    ...             1, a, b)
+    >>> a.tolist(), b.tolist()
+    ([3, 8], [3, 3])
+    """
+    cdef Py_ssize_t n = ids.size, m = targets.shape[0], k = a.shape[0], i, x, lo, hi, mid
+    cdef int64_t limit = INT32_MAX if int_t is int32_t else INT64_MAX
+    cdef int32_t y
+    cdef bint bad = False
+    if b.shape[0] != k:
+        raise ValueError("a and b differ in length")
+    if starts.shape[0] != n + 1 or starts[0] != 0 or starts[n] != m:
+        raise ValueError(f"the block: starts must hold {n + 1} offsets from 0 to {m}")
+    if first < 0 or first + k > m:
+        raise IndexError(f"edges {first} to {first + k} are beyond the block's {m}")
+    if n and not (ids._p[0] >= 0 and ids._p[n - 1] <= limit):
+        raise OverflowError("the gids do not fit the output")
+    if not k:
+        return
+    with nogil:
+        # The row of edge `first`: the last x with starts[x] <= first.
+        lo, hi = 0, n
+        while hi - lo > 1:
+            mid = lo + ((hi - lo) >> 1)
+            if starts[mid] <= first:
+                lo = mid
+            else:
+                hi = mid
+        x = lo
+        for i in range(k):
+            while x < n - 1 and starts[x + 1] <= first + i:
+                x += 1
+            y = targets[first + i]
+            if not 0 <= y < n:
+                bad = True
+                break
+            a[i] = <int_t>ids._p[x]
+            b[i] = <int_t>ids._p[y]
+    if bad:
+        raise IndexError(f"target {first + i} is {y}, beyond {n}")
+
+
+def visiting_targets(SortedIds ids not None, const int_t[::1] v, const int_t[::1] w,
+                     const uint8_t[::1] weight, int64_t[::1] counts, int32_t[::1] targets,
+                     uint8_t[::1] weights, Py_ssize_t last):
+    """Of the edges ``v[i] -> w[i]`` (gids) of a block visiting this one,
+    in order of source, those with both ends among ``ids``: the target's
+    position of each written to ``targets[0:kept]`` (its ``weight`` to
+    ``weights`` unless ``weight`` is None), and 1 added to ``counts`` at its
+    source's position, so that the running sums of the counts index the
+    kept targets by source. ``last`` is the source position of the last
+    edge kept before (-1 at first); returns ``(kept, last)``. Raises
+    ValueError for an edge whose source comes before ``last``.
+
+    >>> import numpy as np
+    >>> counts, targets = np.zeros(3, np.int64), np.empty(3, np.int32)
+    >>> visiting_targets(SortedIds(np.array([3, 8, 9]), spread=True), np.array([3, 5, 8]),
+    ...                  np.array([9, 8, 4]), None, counts, targets, None, -1)
+    (1, 0)
+    >>> counts.tolist(), targets[:1].tolist()
+    ([1, 0, 0], [2])
+    """
+    cdef Py_ssize_t m = v.shape[0], i, x, y, kept = 0
+    cdef bint weighted = weight is not None
+    cdef bint disorder = False
+    if w.shape[0] != m or (weighted and weight.shape[0] != m):
+        raise ValueError("v, w and weight differ in length")
+    if targets.shape[0] < m or (weighted and (weights is None or weights.shape[0] < m)):
+        raise ValueError("targets and weights need room for every edge")
+    if counts.shape[0] != ids.size:
+        raise ValueError("counts need one cell per id")
+    if not -1 <= last < ids.size:
+        raise IndexError(f"last {last} is not a position")
+    with nogil:
+        for i in range(m):
+            x = ids.find(v[i])
+            if x < 0:
+                continue
+            y = ids.find(w[i])
+            if y < 0:
+                continue
+            if x < last:
+                disorder = True
+                break
+            last = x
+            counts[x] += 1
+            targets[kept] = <int32_t>y
+            if weighted:
+                weights[kept] = weight[i]
+            kept += 1
+    if disorder:
+        raise ValueError("the visiting edges are not in order of their source")
+    return kept, last
+
+
+def triangle_links(const int64_t[::1] starts, const int32_t[::1] targets,
+                   const uint8_t[::1] weight, const int64_t[::1] visiting_starts,
+                   const int32_t[::1] visiting_targets, const uint8_t[::1] visiting_weight,
+                   int64_t[::1] links):
+    """Counts the triangles ``u -> v, u -> w, v -> w`` whose edges from
+    ``u`` are in one graph (the out-edges of ``u`` are
+    ``targets[starts[u]:starts[u + 1]]``, each with a ``weight``) and whose
+    edge from ``v`` is in another (likewise ``visiting_*``), both over
+    nodes ``0..n-1``, every edge oriented from its lower to its higher end
+    in one total order; returns how many. Unless ``links`` is None, each
+    adds to the ``links`` of its three nodes the weight of the edge
+    opposite it. A weight array None weighs every edge 1.
 
     With the edges split by their lower end into blocks, the first graph one
     block and the second each block in turn (the first included), every
@@ -444,47 +979,53 @@ def triangle_links(const int64_t[::1] starts, const int64_t[::1] targets,
 
     Oriented from lower to higher degree, a node has O(sqrt(m)) out-edges,
     so a call costs O(sqrt(m)) per edge ``u -> v`` of the first graph whose
-    ``v`` has out-edges in the second, and one int64 of memory per node.
+    ``v`` has out-edges in the second, and one int32 of memory per node.
 
     >>> import numpy as np
-    >>> starts, targets, weight = np.array([0, 2, 3, 3]), np.array([1, 2, 2]), np.array([1, 2, 1])
-    >>> t, l = np.zeros(3, np.int64), np.zeros(3, np.int64)
-    >>> triangle_links(starts, targets, weight, starts, targets, weight, t, l)
-    >>> t.tolist(), l.tolist()
-    ([1, 1, 1], [1, 2, 1])
+    >>> starts, targets = np.array([0, 2, 3, 3]), np.array([1, 2, 2], np.int32)
+    >>> weight, links = np.array([1, 2, 1], np.uint8), np.zeros(3, np.int64)
+    >>> triangle_links(starts, targets, weight, starts, targets, weight, links)
+    1
+    >>> links.tolist()
+    [1, 2, 1]
     """
     cdef Py_ssize_t n = starts.shape[0] - 1, u, i, j
-    cdef int64_t v, w, e
-    if n < 0 or triangles.shape[0] != n or links.shape[0] != n:
-        raise ValueError("triangles and links need one cell per node")
-    if weight.shape[0] != targets.shape[0] or visiting_weight.shape[0] != visiting_targets.shape[0]:
+    cdef int32_t v, w, e
+    cdef int64_t found = 0
+    cdef bint weighted = weight is not None, visiting_weighted = visiting_weight is not None
+    cdef bint linked = links is not None
+    if n < 0 or (linked and links.shape[0] != n):
+        raise ValueError("links need one cell per node")
+    if weighted and weight.shape[0] != targets.shape[0]:
         raise ValueError("the weights and the targets differ in length")
+    if visiting_weighted and visiting_weight.shape[0] != visiting_targets.shape[0]:
+        raise ValueError("the visiting weights and targets differ in length")
     _csr(starts, n, targets.shape[0], "the first graph")
     _csr(visiting_starts, n, visiting_targets.shape[0], "the second graph")
-    _within(targets, n, "edge target")
-    _within(visiting_targets, n, "visiting edge target")
-    at_a = np.zeros(n, dtype=np.int64)
-    cdef int64_t[::1] at = at_a           # 1 + the edge u -> w, for w an out-neighbour of u
+    _within32(targets, n, "edge target")
+    _within32(visiting_targets, n, "visiting edge target")
+    at_a = np.zeros(n, dtype=np.int32)
+    cdef int32_t[::1] at = at_a           # 1 + the place of u -> w in u's row
     with nogil:
         for u in range(n):
             if starts[u + 1] == starts[u]:
                 continue
             for i in range(starts[u], starts[u + 1]):
-                at[targets[i]] = i + 1
+                at[targets[i]] = <int32_t>(i - starts[u] + 1)
             for i in range(starts[u], starts[u + 1]):
                 v = targets[i]
                 for j in range(visiting_starts[v], visiting_starts[v + 1]):
                     w = visiting_targets[j]
                     e = at[w]
                     if e:
-                        triangles[u] += 1
-                        triangles[v] += 1
-                        triangles[w] += 1
-                        links[u] += visiting_weight[j]
-                        links[v] += weight[e - 1]
-                        links[w] += weight[i]
+                        found += 1
+                        if linked:
+                            links[u] += visiting_weight[j] if visiting_weighted else 1
+                            links[v] += weight[starts[u] + e - 1] if weighted else 1
+                            links[w] += weight[i] if weighted else 1
             for i in range(starts[u], starts[u + 1]):
                 at[targets[i]] = 0
+    return found
 
 
 @cython.overflowcheck(False)
@@ -521,22 +1062,24 @@ def edge_hash(const int64_t[::1] a, const int64_t[::1] b):
     return out_a
 
 
-def hook(const int64_t[::1] ids, const int64_t[::1] labels, int64_t[::1] least,
+def hook(const index_t[::1] ids, const int64_t[::1] labels, int64_t[::1] least,
          unsigned char[::1] seen):
     """Takes in ``labels[i]`` for node number ``ids[i]``, in order, keeping
     in ``least`` each node's least label so far (``seen[x]`` 0 until its
-    first). Returns ``(hi, lo, changed)``: an edge ``hi[k] -- lo[k]``
-    (``lo < hi``) between two labels of one node wherever a label is not
-    its least (the label and the least, or the least and the label that
-    lowers it), so that the edges and ``least`` join every node's labels;
-    and the distinct nodes whose least is new or fell, in order of first
-    change. O(len(ids)) in C; ``seen`` is left marked.
+    first; 2 for a node whose least is its own id, set without a label, so
+    that its next label counts as a change even if equal). Returns ``(hi,
+    lo, changed)``: an edge ``hi[k] -- lo[k]`` (``lo < hi``) between two
+    labels of one node wherever a label is not its least (the label and the
+    least, or the least and the label that lowers it), so that the edges and
+    ``least`` join every node's labels; and the nodes whose least is new,
+    fell or (``seen`` 2) was confirmed, once per change (a node may repeat).
+    O(len(ids)) in C, whatever the number of nodes.
 
     >>> import numpy as np
-    >>> least, seen = np.zeros(2, np.int64), np.zeros(2, np.uint8)
-    >>> hi, lo, changed = hook(np.array([0, 0, 1, 0]), np.array([7, 5, 9, 6]), least, seen)
-    >>> hi.tolist(), lo.tolist(), changed.tolist(), least.tolist()
-    ([7, 6], [5, 5], [0, 1], [5, 9])
+    >>> least, seen = np.array([0, 3], np.int64), np.array([0, 2], np.uint8)
+    >>> hi, lo, changed = hook(np.array([0, 0, 1, 0]), np.array([7, 5, 3, 6]), least, seen)
+    >>> hi.tolist(), lo.tolist(), changed.tolist(), least.tolist(), seen.tolist()
+    ([7, 6], [5, 5], [0, 0, 1], [5, 3], [1, 1])
     """
     cdef Py_ssize_t n = ids.shape[0], size = least.shape[0], i, e = 0, c = 0
     if labels.shape[0] != n:
@@ -550,9 +1093,8 @@ def hook(const int64_t[::1] ids, const int64_t[::1] labels, int64_t[::1] least,
     cdef int64_t[::1] hi = hi_a
     cdef int64_t[::1] lo = lo_a
     cdef int64_t[::1] changed = changed_a
-    cdef cnp.ndarray mark_a = np.zeros(size, dtype=np.uint8)
-    cdef unsigned char[::1] mark = mark_a
     cdef int64_t x, r, m
+    cdef bint confirmed
     with nogil:
         for i in range(n):
             x = ids[i]
@@ -560,24 +1102,29 @@ def hook(const int64_t[::1] ids, const int64_t[::1] labels, int64_t[::1] least,
             if not seen[x]:
                 seen[x] = 1
                 least[x] = r
-            else:
-                m = least[x]
-                if r == m:
-                    continue
+                changed[c] = x
+                c += 1
+                continue
+            confirmed = seen[x] == 2
+            seen[x] = 1
+            m = least[x]
+            if r >= m:
                 if r > m:
                     hi[e] = r
                     lo[e] = m
                     e += 1
-                    continue
-                hi[e] = m
-                lo[e] = r
-                e += 1
-                least[x] = r
-            if not mark[x]:
-                mark[x] = 1
-                changed[c] = x
-                c += 1
-    return hi_a[:e], lo_a[:e], changed_a[:c]
+                if confirmed:
+                    changed[c] = x
+                    c += 1
+                continue
+            hi[e] = m
+            lo[e] = r
+            e += 1
+            least[x] = r
+            changed[c] = x
+            c += 1
+    # Copies, so that the arrays sized to every row are freed now.
+    return hi_a[:e].copy(), lo_a[:e].copy(), changed_a[:c].copy()
 
 
 @cython.overflowcheck(False)
@@ -599,6 +1146,208 @@ def vertex_hash(const int64_t[::1] a):
         for i in range(n):
             out[i] = mix64(<uint64_t>a[i])
     return out_a
+
+
+# ---------------------------------------------------------------------------
+# Components and PageRank: each worker's compact numbering of the ids it holds
+# ---------------------------------------------------------------------------
+
+cdef extern from *:
+    """
+    #define TIMELY_PREFETCH(address) __builtin_prefetch(address)
+    """
+    void TIMELY_PREFETCH(const void *address) noexcept nogil
+
+# How many rows ahead a probe's slot is fetched: the table is far larger than
+# the caches, so a probe would otherwise wait on memory.
+DEF AHEAD = 16
+
+cdef class LocalIds:
+    """Numbers distinct int64 ids ``0, 1, 2, ...`` (int32) in their order of
+    arrival: a worker's local numbering of the vertices it holds, assigned
+    once, so that its per-vertex state is arrays of ``len(self)`` cells.
+
+    An open-addressing table of int32 numbers (linear probing on a 64-bit
+    mix of the id, at most 2/3 full) over the ids in number order: memory
+    O(ids held), 14 to 28 bytes per id, whatever the range of the ids (no
+    table sized to the largest id); a probe costs O(1) expected, in C.
+
+    >>> import numpy as np
+    >>> ids = LocalIds()
+    >>> ids.insert(np.array([70, 30, 70, -5])).tolist()
+    [0, 1, 0, 2]
+    >>> ids.lookup(np.array([30, 8])).tolist()
+    [1, -1]
+    >>> len(ids), ids.ids(np.array([2, 0])).tolist(), ids.view().tolist()
+    (3, [-5, 70], [70, 30, -5])
+    """
+
+    def __cinit__(self):
+        self.size = 0
+        self._ids = np.empty(16, dtype=np.int64)
+        self._table = np.full(32, -1, dtype=np.int32)
+        self.mask = 31
+
+    def __len__(self):
+        return self.size
+
+    cdef int _room(self, Py_ssize_t extra) except -1:
+        # Capacity for `extra` more ids: the ids grow by half, the table
+        # doubles (and is rebuilt) while it would be more than 2/3 full.
+        cdef Py_ssize_t need = self.size + extra, slots, i, s
+        if need > INT32_MAX:
+            raise OverflowError(f"a local numbering holds at most {INT32_MAX} ids, not {need}")
+        if need > self._ids.shape[0]:
+            self._ids = _grown(self._ids, max(need, self._ids.shape[0] + self._ids.shape[0] // 2),
+                               self.size)
+        slots = self.mask + 1
+        if 3 * need <= 2 * slots:
+            return 0
+        while 3 * need > 2 * slots:
+            slots *= 2
+        table_a = np.full(slots, -1, dtype=np.int32)
+        cdef int32_t[::1] table = table_a
+        cdef const int64_t[::1] ids = self._ids
+        cdef uint64_t mask = <uint64_t>(slots - 1)
+        with nogil:
+            for i in range(self.size):
+                s = <Py_ssize_t>(mix64(<uint64_t>ids[i]) & mask)
+                while table[s] != -1:
+                    s = <Py_ssize_t>((<uint64_t>s + 1) & mask)
+                table[s] = <int32_t>i
+        self._table = table_a
+        self.mask = <Py_ssize_t>mask
+        return 0
+
+    def insert(self, const int64_t[::1] ids):
+        """The number of each id, numbering those not held yet (int32)."""
+        cdef Py_ssize_t n = ids.shape[0], i, s
+        self._room(n)
+        out_a = np.empty(n, dtype=np.int32)
+        cdef int32_t[::1] out = out_a
+        cdef int32_t[::1] table = self._table
+        cdef int64_t[::1] held = self._ids
+        cdef uint64_t mask = <uint64_t>self.mask
+        cdef int32_t g
+        cdef int64_t x
+        cdef Py_ssize_t size = self.size
+        with nogil:
+            for i in range(n):
+                if i + AHEAD < n:
+                    TIMELY_PREFETCH(&table[mix64(<uint64_t>ids[i + AHEAD]) & mask])
+                x = ids[i]
+                s = <Py_ssize_t>(mix64(<uint64_t>x) & mask)
+                while True:
+                    g = table[s]
+                    if g == -1:
+                        g = <int32_t>size
+                        held[size] = x
+                        table[s] = g
+                        size += 1
+                        break
+                    if held[g] == x:
+                        break
+                    s = <Py_ssize_t>((<uint64_t>s + 1) & mask)
+                out[i] = g
+        self.size = size
+        return out_a
+
+    def lookup(self, const int64_t[::1] ids):
+        """The number of each id, -1 for an id not held (int32)."""
+        cdef Py_ssize_t n = ids.shape[0], i, s
+        out_a = np.empty(n, dtype=np.int32)
+        cdef int32_t[::1] out = out_a
+        cdef int32_t[::1] table = self._table
+        cdef int64_t[::1] held = self._ids
+        cdef uint64_t mask = <uint64_t>self.mask
+        cdef int32_t g
+        cdef int64_t x
+        with nogil:
+            for i in range(n):
+                if i + AHEAD < n:
+                    TIMELY_PREFETCH(&table[mix64(<uint64_t>ids[i + AHEAD]) & mask])
+                x = ids[i]
+                s = <Py_ssize_t>(mix64(<uint64_t>x) & mask)
+                while True:
+                    g = table[s]
+                    if g == -1 or held[g] == x:
+                        break
+                    s = <Py_ssize_t>((<uint64_t>s + 1) & mask)
+                out[i] = g
+        return out_a
+
+    def ids(self, numbers):
+        """The id of each of ``numbers`` (int64)."""
+        numbers = np.asarray(numbers)
+        if numbers.dtype.kind not in "iu":
+            raise TypeError(f"numbers are integers, not {numbers.dtype}")
+        if len(numbers) and (numbers.min() < 0 or numbers.max() >= self.size):
+            raise IndexError(f"a number beyond the {self.size} ids held")
+        return self._ids[numbers]
+
+    def view(self):
+        """Every id held, in number order (a view, valid until the next insert)."""
+        return self._ids[:self.size]
+
+
+def arc_sums(double[::1] sums, const int32_t[::1] target, const int32_t[::1] source,
+             const double[::1] share):
+    """Adds to ``sums[t]``, per target number ``t``, ``share[source[a]]``
+    for every arc ``a`` with ``target[a] == t``, in the order of the arcs
+    (as ``np.bincount(target, weights=share[source])``, with no array per
+    arc). One pass in C.
+
+    >>> import numpy as np
+    >>> sums = np.zeros(3)
+    >>> arc_sums(sums, np.array([1, 0, 1], np.int32), np.array([0, 0, 1], np.int32),
+    ...          np.array([0.5, 2.0]))
+    >>> sums.tolist()
+    [0.5, 2.5, 0.0]
+    """
+    cdef Py_ssize_t m = target.shape[0], a
+    if source.shape[0] != m:
+        raise ValueError("a source per arc")
+    _within(target, sums.shape[0], "arc target")
+    _within(source, share.shape[0], "arc source")
+    with nogil:
+        for a in range(m):
+            sums[target[a]] += share[source[a]]
+
+
+def scatter_add(double[::1] total, const int32_t[::1] index, const double[::1] values):
+    """Adds ``values[k]`` to ``total[index[k]]`` for every ``k``, in order
+    (as ``np.add.at``, in one pass in C).
+
+    >>> import numpy as np
+    >>> total = np.zeros(2)
+    >>> scatter_add(total, np.array([1, 1, 0], np.int32), np.array([0.5, 0.25, 2.0]))
+    >>> total.tolist()
+    [2.0, 0.75]
+    """
+    cdef Py_ssize_t n = index.shape[0], k
+    if values.shape[0] != n:
+        raise ValueError("a value per index")
+    _within(index, total.shape[0], "index")
+    with nogil:
+        for k in range(n):
+            total[index[k]] += values[k]
+
+
+def tally(int32_t[::1] counts, const int32_t[::1] index):
+    """Adds 1 to ``counts[index[k]]`` for every ``k``: O(len(index)) in C,
+    whatever the length of ``counts``.
+
+    >>> import numpy as np
+    >>> counts = np.zeros(3, np.int32)
+    >>> tally(counts, np.array([2, 0, 2], np.int32))
+    >>> counts.tolist()
+    [1, 0, 2]
+    """
+    cdef Py_ssize_t n = index.shape[0], k
+    _within(index, counts.shape[0], "index")
+    with nogil:
+        for k in range(n):
+            counts[index[k]] += 1
 
 
 # ---------------------------------------------------------------------------

@@ -30,15 +30,15 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from timely.algorithms._graph import Components, component_minima, hook
+from timely.algorithms._graph import Components, LocalIds, hook
 from timely.algorithms.edges import by_vertex, edge_ends, node_ids, spread_edges
 from timely.algorithms.ids import Ids, VertexIds
-from timely.algorithms.propagation import Growing, each_time, least_values
+from timely.algorithms.propagation import Growing, least_values, pieces
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
-from timely.dataflow.channels import Pipeline
+from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators.relational import KeyIndex, at_complete_times
+from timely.dataflow.operators.relational import at_complete_times
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
@@ -49,63 +49,112 @@ __all__ = ["connected_components"]
 OnRound = Callable[[int, int], object]
 
 
-def _local_forests(edges, src: str, dst: str):
-    """Per worker and time, the edges it holds reduced to stars: ``(node,
-    least)`` rows linking every node to the least node of its component in
-    those edges (union-find, in C). The stars of all workers connect exactly
-    what the edges connect, with at most one edge per node and worker."""
-
-    def stars(rows: Batch) -> Batch | None:
-        s, d = edge_ends(rows, src, dst)
-        index = KeyIndex(1)
-        ids = index.insert([np.concatenate([s, d])])
-        keys = np.asarray(index.keys()[0])     # int64 keys decode as int64
-        least = component_minima(ids[:len(s)], ids[len(s):], keys)
-        return Batch(src=keys, dst=least) if len(keys) else None
-
-    return each_time(edges, Pipeline(), stars, "LocalForest")
+# Edges joined into a union-find per call: bounds the numbers held at once.
+_CHUNK = 1 << 20
 
 
-def _kept_components(edges, name: str = "Components"):
+class _Share:
+    """A worker's share of a union-find run: its ids numbered in 32 bits
+    and the union-find over those numbers."""
+
+    __slots__ = ("ids", "parts")
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.ids = LocalIds()
+        self.parts = Components()
+
+
+def _kept_components(edges, name: str = "Components", fresh: bool = False):
     """``(src, dst)`` edges at many times into one union-find per worker
-    kept across times (:class:`~timely.algorithms._graph.Components`):
-    per complete time, in time order, ``(node, label)`` for every node new
-    at it or whose label fell at it, over the edges this worker holds.
+    kept across times (:class:`~timely.algorithms._graph.Components`, over
+    the worker's own 32-bit numbering of the ids it holds,
+    :class:`~timely.algorithms._graph.LocalIds`): per complete time, in
+    time order, ``(node, label)`` for every node new at it or whose label
+    fell at it, over the edges this worker holds. With ``fresh``, each time
+    starts from nothing (a union-find over that time's edges only): every
+    node of the time is reported, linked to the least node of its part.
 
     A message at the one time the input can still bring (its frontier is
     that time alone) is joined in as it arrives and dropped: the edges are
     never held, only the nodes a time reports. A message at a later time
-    waits for the times before it to be reported."""
+    waits for the times before it to be reported. A time's report is sent
+    in slices of ``_SLICE`` rows made as they go, one an activation and none
+    while a peer holds a full send window of this worker's data, so the
+    rows in flight stay O(slice + window); nothing is joined in meanwhile.
+    Memory per worker: about 37 bytes per id held (its number, its id and
+    the union-find's 21 bytes)."""
     b = OperatorBuilder(name, edges.scope)
     inp = b.new_input(edges, Pipeline())
     out, result = b.new_output()
+    peers = edges.scope.peers
+    allocator = edges.scope.worker.allocator
 
-    def build(caps, _info):
+    def build(caps, info):
         caps.clear()
+        activate = info.activator.activate
         notificator = FrontierNotificator(b.arity)
-        index = KeyIndex(1)
-        parts = Components()
+        state = _Share()
         waiting: dict = {}          # time -> Batches not joined in yet
         # time -> (nodes before it, arrays of the old nodes whose label fell)
         reports: dict = {}
         notified: set = set()
+        # A report being sent: [capability, first new node, nodes then, fallen, rows sent]
+        sending: list = []
 
         def join_in(time, rows: Batch) -> None:
+            ids, parts = state.ids, state.parts
             report = reports.get(time)
             if report is None:
                 fallen: list[np.ndarray] = []
-                report = reports[time] = (len(index), fallen)
-            before = len(index)
-            ids = index.insert([np.concatenate([rows["src"], rows["dst"]])])
-            new = np.arange(before, len(index), dtype=np.int64)
-            parts.grow(np.asarray(index.take(new)[0]).astype(np.int64, copy=False))
-            # A time's first edges: every node is new and reported, so none is walked.
-            fell = parts.union(ids[:len(rows)], ids[len(rows):], report=report[0] > 0)
-            report[1].append(fell[fell < report[0]])
+                report = reports[time] = (len(ids), fallen)
+            src = np.ascontiguousarray(rows["src"], dtype=np.int64)
+            dst = np.ascontiguousarray(rows["dst"], dtype=np.int64)
+            for at in range(0, len(rows), _CHUNK):
+                before = len(ids)
+                a = ids.insert(src[at:at + _CHUNK])
+                b = ids.insert(dst[at:at + _CHUNK])
+                if len(ids) > before:
+                    parts.grow(ids.view()[before:])
+                # A time's first edges: every node is new and reported, so none is walked.
+                fell = parts.union(a, b, report=report[0] > 0)
+                if len(fell):
+                    report[1].append(fell[fell < report[0]])
+
+        def send() -> None:
+            # Slices of the report in progress: the new nodes, then the old
+            # ones whose label fell; one slice an activation between workers.
+            ids, parts = state.ids, state.parts
+            while sending:
+                if peers > 1 and allocator.congested():
+                    allocator.on_window(activate)
+                    return
+                cap, first, last, fallen, at = sending
+                new = last - first
+                stop = min(at + _SLICE, new + len(fallen))
+                numbers = np.concatenate([
+                    np.arange(first + min(at, new), first + min(stop, new), dtype=np.int64),
+                    fallen[max(at - new, 0):max(stop - new, 0)]])
+                if len(numbers):
+                    out.session(cap).give_container(Batch(node=ids.ids(numbers),
+                                                          label=parts.labels(numbers)))
+                sending[4] = stop
+                if stop == new + len(fallen):
+                    cap.drop()
+                    sending.clear()
+                    if fresh:
+                        state.reset()
+                    return
+                if peers > 1:
+                    activate()
+                    return
 
         def run(frontiers):
+            send()
             # Report the complete times first: a later time joins in only after.
-            while True:
+            while not sending:
                 item = notificator.next(frontiers)
                 if item is None:
                     break
@@ -114,14 +163,13 @@ def _kept_components(edges, name: str = "Components"):
                 for rows in waiting.pop(ready.time, ()):
                     join_in(ready.time, rows)
                 report = reports.pop(ready.time, None)
-                if report is not None:
-                    # New at the time, then the old nodes whose label fell (once each).
-                    labelled = np.concatenate([np.arange(report[0], len(index), dtype=np.int64),
-                                               np.unique(np.concatenate(report[1]))])
-                    if len(labelled):
-                        out.session(ready).give_container(Batch(
-                            node=np.asarray(index.take(labelled)[0]), label=parts.labels(labelled)))
-                ready.drop()
+                if report is None:
+                    ready.drop()
+                    continue
+                fallen = (np.unique(np.concatenate(report[1])) if report[1]
+                          else np.zeros(0, dtype=np.int64))
+                sending[:] = [ready, report[0], len(state.ids), fallen, 0]
+                send()
             frontier = frontiers[0].frontier()
             for cap, data in inp:
                 time = cap.time
@@ -130,7 +178,7 @@ def _kept_components(edges, name: str = "Components"):
                     notificator.notify_at(cap)
                 if not len(data):
                     continue
-                if not waiting and len(frontier) == 1 and frontier[0] == time:
+                if not waiting and not sending and len(frontier) == 1 and frontier[0] == time:
                     join_in(time, data)
                 else:
                     waiting.setdefault(time, []).append(data)
@@ -139,6 +187,10 @@ def _kept_components(edges, name: str = "Components"):
 
     b.build(build)
     return result
+
+
+# Rows per slice of a report.
+_SLICE = 1 << 17
 
 
 # The fill of a least-so-far: no label is larger (an id may equal it).
@@ -183,45 +235,104 @@ def _bounded_tree(node: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.n
     return node, parent
 
 
-def _owners(stars):
-    """Per node, on the worker that owns it (exchanged by node): the least
-    of the labels the workers' union-finds gave it, ``m``, kept across
-    times (:func:`~timely.algorithms._graph.hook`). Per complete time, rows
-    of three kinds: ``kind`` 0, an edge ``(a, b)`` between two of those
-    labels that the node joins (each distinct pair once, those of one lower
-    label shaped by :func:`_bounded_tree`); 1, ``(node a, m b)`` for a node
-    new at the time or whose ``m`` fell; 2, ``(m a, worker b)``, this
-    worker's first request for the final label of an ``m``. Work: one pass
-    in C over the time's rows and a sort of the edges it makes; state: an
-    id and an ``m`` per node owned."""
-    index = KeyIndex(1)
-    least = Growing(np.int64)
-    seen = Growing(np.uint8)
-    asked = KeyIndex(1)
+class _Cells(Growing):
+    """A :class:`~timely.algorithms.propagation.Growing` array that grows by
+    a quarter (or to the size asked): per-node state is most of a worker's
+    memory here, and doubling would leave up to half of it unused."""
+
+    def reserve(self, size: int) -> None:
+        if size > len(self.data):
+            grown = np.full(max(size, len(self.data) + len(self.data) // 4), self.fill,
+                            dtype=self.data.dtype)
+            grown[:self.size] = self.data[:self.size]
+            self.data = grown
+
+
+class _Owned:
+    """What one worker keeps of the nodes it owns (by
+    :func:`~timely.algorithms.edges.by_vertex`), shared by the operators
+    that own them (:func:`_owners`, :func:`_labelled`, on the same worker):
+    the nodes' numbers, each node's ``m`` (the least label the workers'
+    union-finds gave it) and whether it has one (``seen``: 2 for a node
+    named with no label, its own ``m``), the ``m``'s it asked for
+    (numbered), each node's ``m`` by that number (-1 for its own, not
+    asked) and its label as reported, and the final label of each ``m``
+    asked. About 42 bytes per node owned, and 28 per ``m`` asked."""
+
+    def __init__(self) -> None:
+        self.nodes = LocalIds()
+        self.least = _Cells(np.int64)
+        self.seen = _Cells(np.uint8)
+        self.asked = LocalIds()
+        self.m_of = _Cells(np.int32)             # per node labelled: its m's number in asked
+        self.label = _Cells(np.int64, fill=_LARGEST)
+        self.final = _Cells(np.int64, fill=_LARGEST)
+
+
+def _owners(owned: _Owned, stars, named):
+    """Per node, on the worker that owns it: the least of the labels the
+    workers' union-finds gave it in ``stars`` (``(node, label)`` rows), its
+    ``m``, kept across times (:func:`~timely.algorithms._graph.hook`); a
+    node of ``named`` (``node`` rows) with no label is its own ``m``. Per
+    complete time, Batches of three kinds: ``(a, b)``, an edge between two
+    of those labels that the node joins (each distinct pair once, those of
+    one lower label shaped by :func:`_bounded_tree`); ``(node, m)``, the
+    numbers (in ``owned``) of a node new at the time or whose ``m`` fell and
+    of its ``m`` (-1 for a node that is its own, named with no label: it
+    asks for nothing); ``(m, worker)``, this worker's first request for the
+    final label of an ``m``. Work: one pass in C over the time's rows and a
+    sort of the edges it makes."""
     me = stars.scope.index
 
-    def step(_cap, rows):
-        (got,) = rows
-        if got is None:
+    def step(_cap, held):
+        got, names = held
+        his, los, changes = [], [], []
+        # Every id numbered first, so that the per-node arrays grow once a time.
+        star_ids = [owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
+                    for rows in got]
+        name_ids = [owned.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
+                    for rows in names]
+        owned.least.resize(len(owned.nodes))
+        owned.seen.resize(len(owned.nodes))
+        for ids, rows in zip(star_ids, got):
+            hi, lo, changed = hook(ids, np.ascontiguousarray(rows["label"], dtype=np.int64),
+                                   owned.least.view, owned.seen.view)
+            his.append(hi)
+            los.append(lo)
+            changes.append(changed)
+        del star_ids
+        for ids in name_ids:
+            # A node named with no label is its own m, final until a star
+            # gives it one (a label of its own id needs a star of it), so
+            # it asks for nothing; seen 2 makes that star count as a change.
+            alone = ids[owned.seen.view[ids] == 0]
+            owned.seen.view[alone] = 2
+            owned.least.view[alone] = owned.nodes.ids(alone)
+            changes.append(alone)
+        del name_ids
+        if not changes:
             return None
-        ids = index.insert([got["node"]])
-        least.resize(len(index))
-        seen.resize(len(index))
-        hi, lo, changed = hook(ids, np.ascontiguousarray(got["label"], dtype=np.int64),
-                               least.view, seen.view)
-        hi, lo = _bounded_tree(*_distinct_pairs(hi, lo))
-        nodes = np.asarray(index.take(changed)[0]).astype(np.int64, copy=False)
-        ms = least.view[changed]
-        known = len(asked)
-        asked.insert([ms])
-        wanted = np.asarray(asked.take(np.arange(known, len(asked)))[0]).astype(np.int64,
-                                                                                copy=False)
-        kind = np.concatenate([np.zeros(len(hi), np.int8), np.ones(len(nodes), np.int8),
-                               np.full(len(wanted), 2, np.int8)])
-        return Batch(kind=kind, a=np.concatenate([hi, nodes, wanted]),
-                     b=np.concatenate([lo, ms, np.full(len(wanted), me, np.int64)]))
+        # Each node changed once however many messages named it: a flag per node.
+        flags = np.zeros(len(owned.nodes), dtype=bool)
+        for changed in changes:
+            flags[changed] = True
+        changed = np.flatnonzero(flags)
+        del flags
+        parts = []
+        if his:
+            hi, lo = _bounded_tree(*_distinct_pairs(np.concatenate(his), np.concatenate(los)))
+            parts.append(Batch(a=hi, b=lo))
+        asking = owned.seen.view[changed] == 1
+        numbers = np.full(len(changed), -1, dtype=np.int32)
+        known = len(owned.asked)
+        numbers[asking] = owned.asked.insert(owned.least.view[changed[asking]])
+        parts.append(Batch(node=changed.astype(np.int32), m=numbers))
+        wanted = owned.asked.view()[known:].copy()
+        parts.append(Batch(m=wanted, worker=np.full(len(wanted), me, np.int64)))
+        return parts
 
-    return at_complete_times("Owners", [(stars, by_vertex("node"))], step)
+    return at_complete_times("Owners", [(stars, by_vertex("node")), (named, by_vertex("node"))],
+                             step, whole=False)
 
 
 def _answers(requests, labels):
@@ -232,96 +343,115 @@ def _answers(requests, labels):
     ``m`` asked at the time, and the new label of every ``m`` whose label
     fell, to each worker that ever asked for it. State: a label per ``m``
     owned, a row per asking worker and ``m``."""
-    index = KeyIndex(1)
-    label = Growing(np.int64, fill=_LARGEST)
-    asking_m = Growing(np.int64)
-    asking_to = Growing(np.int64)
+    index = LocalIds()
+    label = _Cells(np.int64, fill=_LARGEST)
+    asking_m = _Cells(np.int32)
+    asking_to = _Cells(np.int32)
 
-    def step(_cap, rows):
-        asked, fell = rows
+    def step(_cap, held):
+        asked, fell = held
         parts = []
-        if fell is not None:
-            ids = index.insert([fell["node"]])
+        for rows in fell:
+            ids = index.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
             label.resize(len(index))
-            np.minimum.at(label.view, ids, np.asarray(fell["label"], dtype=np.int64))
+            np.minimum.at(label.view, ids, np.asarray(rows["label"], dtype=np.int64))
             if asking_m.size:
                 told = np.isin(asking_m.view, ids)
-                m = asking_m.view[told]
-                parts.append((m, asking_to.view[told]))
-        if asked is not None:
-            m = np.asarray(asked["a"], dtype=np.int64)
-            ids = index.insert([m])
+                parts.append((asking_m.view[told], asking_to.view[told]))
+        for rows in asked:
+            ids = index.insert(np.ascontiguousarray(rows["m"], dtype=np.int64))
             label.resize(len(index))
+            to = np.asarray(rows["worker"], dtype=np.int32)
             asking_m.extend(ids)
-            asking_to.extend(np.asarray(asked["b"], dtype=np.int64))
-            parts.append((ids, np.asarray(asked["b"], dtype=np.int64)))
+            asking_to.extend(to)
+            parts.append((ids, to))
         if not parts:
             return None
         ids = np.concatenate([p[0] for p in parts])
         to = np.concatenate([p[1] for p in parts])
-        m = np.asarray(index.take(ids)[0]).astype(np.int64, copy=False)
-        return Batch(m=m, label=np.minimum(label.view[ids], m), to=to)
+        m = index.ids(ids)
+        return [Batch(m=m, label=np.minimum(label.view[ids], m), to=to.astype(np.int64))]
 
-    return at_complete_times("Answers", [(requests, by_vertex("a")), (labels, by_vertex("node"))],
-                             step)
+    return at_complete_times("Answers", [(requests, by_vertex("m")), (labels, by_vertex("node"))],
+                             step, whole=False)
 
 
-def _labelled(moves, answers):
-    """On the worker owning each node: its ``m`` from ``moves`` (``(node
-    a, m b)`` rows, local), and the final label of every ``m`` it asked for
-    from ``answers`` (``(m, label, to)`` rows, exchanged by ``to``). Per
-    complete time, ``(node, label)`` for every node new at the time or
-    whose label fell. State: per node owned its ``m`` (numbered) and label,
-    per ``m`` asked its label; a time whose answers lower a label gathers
+def _labelled(owned: _Owned, moves, answers):
+    """On the worker owning each node: its ``m`` from ``moves`` (``(node,
+    m)`` numbers in ``owned``, local), and the final label of every ``m``
+    it asked for from ``answers`` (``(m, label, to)`` rows, exchanged by
+    ``to``). Per complete time, ``(node, label)`` for every node new at the
+    time or whose label fell; a time whose answers lower a label gathers
     one flag per node of this worker."""
-    nodes = KeyIndex(1)
-    m_of = Growing(np.int64)            # per node: the number of its m in `heard`
-    label = Growing(np.int64, fill=_LARGEST)
-    heard = KeyIndex(1)
-    final = Growing(np.int64, fill=_LARGEST)
 
-    def step(_cap, rows):
-        moved, answered = rows
+    def step(_cap, held):
+        moved, answered = held
         lowered = None
-        if answered is not None:
-            ids = heard.insert([answered["m"]])
-            final.resize(len(heard))
+        # A generator: the operator sends each slice as it is made.
+        final = owned.final
+        for rows in answered:
+            ids = owned.asked.lookup(np.ascontiguousarray(rows["m"], dtype=np.int64))
+            final.resize(len(owned.asked))
             was = final.view[ids].copy()
-            np.minimum.at(final.view, ids, np.asarray(answered["label"], dtype=np.int64))
+            np.minimum.at(final.view, ids, np.asarray(rows["label"], dtype=np.int64))
             fell = ids[final.view[ids] < was]
             if len(fell):
-                lowered = np.zeros(len(heard), dtype=bool)
+                if lowered is None:
+                    lowered = np.zeros(len(owned.asked), dtype=bool)
                 lowered[fell] = True
-        known = len(nodes)
-        if moved is not None:
-            moved_ids = nodes.insert([moved["a"]])
-            m_of.resize(len(nodes))
-            label.resize(len(nodes))
+        known = owned.label.size
+        moved_ids = []
+        for rows in moved:
+            ids = rows["node"]
+            size = max(known, int(ids.max()) + 1)
+            if size > owned.label.size:
+                owned.m_of.resize(size)
+                owned.label.resize(size)
             # Every m a node moves to was asked for, and answered, at this time or before.
-            m_of.view[moved_ids] = heard.lookup([moved["b"]])
-        dirty = np.zeros(len(nodes), dtype=bool)
+            owned.m_of.view[ids] = rows["m"]
+            moved_ids.append(ids)
+        dirty = np.zeros(owned.label.size, dtype=bool)
+        m_of = owned.m_of.view
         if lowered is not None and known:
-            # The nodes held before whose m's label fell: one gather.
-            dirty[:known] = lowered[m_of.view[:known]]
-        if moved is not None:
-            dirty[moved_ids] = True
-        ids = np.flatnonzero(dirty)
-        if not len(ids):
-            return None
-        now = final.view[m_of.view[ids]]
-        fell = (now < label.view[ids]) | (ids >= known)
-        ids, now = ids[fell], now[fell]
-        label.view[ids] = now
-        if not len(ids):
-            return None
-        return Batch(node=np.asarray(nodes.take(ids)[0]).astype(np.int64, copy=False), label=now)
+            # The nodes held before whose m's label fell: one gather (a node
+            # that is its own m, -1, asked for nothing and is never lowered).
+            asked = np.flatnonzero(m_of[:known] >= 0)
+            dirty[asked] = lowered[m_of[asked]]
+            del asked
+        for ids in moved_ids:
+            dirty[ids] = True
+        final.resize(len(owned.asked))
+        # In slices, each sent before the next is made.
+        for start in range(0, len(dirty), _SLICE):
+            ids = np.flatnonzero(dirty[start:start + _SLICE])
+            if not len(ids):
+                continue
+            ids += start
+            ms = m_of[ids]
+            now = owned.nodes.ids(ids)
+            with_m = ms >= 0
+            now[with_m] = final.view[ms[with_m]]
+            changed = (now < owned.label.view[ids]) | (ids >= known)
+            if not changed.all():
+                ids, now = ids[changed], now[changed]
+            owned.label.view[ids] = now
+            if len(ids):
+                yield Batch(node=owned.nodes.ids(ids), label=now)
 
-    return at_complete_times("Labels", [(moves, Pipeline()), (answers, "to")], step)
+    return at_complete_times("Labels", [(moves, Pipeline()), (answers, Exchange("to"))], step,
+                             whole=False)
 
 
-def _joined(stars, on_round):
+def _kind(*columns: str):
+    """Keeps the Batches of :func:`_owners` with these columns, as they are."""
+    return lambda b: b if tuple(b.names) == columns else None
+
+
+def _joined(stars, named, on_round):
     """The least label per node over the ``(node, label)`` stars of all
-    workers, kept across times; per time, the nodes whose label fell at it.
+    workers and the ``node`` rows of ``named`` (each its own label unless
+    a star gives it one), kept across times; per time, the nodes whose
+    label fell at it.
 
     Each node's owner keeps the least label the workers gave it (``m``)
     and links the other labels to it (:func:`_owners`); only those links,
@@ -332,8 +462,9 @@ def _joined(stars, on_round):
     crosses workers once; the loop carries labels, not nodes, and the
     links of one label are a tree of fan-out 64 per worker, so a giant
     component's least label takes in its share, not a row per member."""
-    rows = _owners(stars)
-    links = rows.filter_batch(lambda b: b["kind"] == 0)
+    owned = _Owned()
+    rows = _owners(owned, stars, named)
+    links = rows.map_batch(_kind("a", "b"))
 
     def arcs(b: Batch) -> Batch:
         a, c = b["a"], b["b"]
@@ -344,9 +475,9 @@ def _joined(stars, on_round):
                           vertices=links.map_batch(
                               lambda b: Batch(node=np.concatenate([b["a"], b["b"]]))),
                           self_seeded=True, on_round=on_round, name="MinLabel")
-    requests = rows.filter_batch(lambda b: b["kind"] == 2)
-    moves = rows.filter_batch(lambda b: b["kind"] == 1)
-    return _labelled(moves, _answers(requests, joined))
+    requests = rows.map_batch(_kind("m", "worker"))
+    moves = rows.map_batch(_kind("node", "m"))
+    return _labelled(owned, moves, _answers(requests, joined))
 
 
 def connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = None, *,
@@ -378,8 +509,11 @@ def connected_components(edges: Stream[Batch], nodes: Stream[Batch] | None = Non
       workers' partial components by min-label propagation in an
       ``iterative()`` scope: rounds about the diameter of the stars' graph
       (a few on large random graphs), each carrying only the labels that
-      fell. Memory per worker: its edges' nodes, O((m + n) / W) for
-      random or hashed ids.
+      fell. Memory per worker: its edges' nodes and the nodes it owns,
+      each in its own 32-bit numbering (no table sized to the range of the
+      ids), O((m + n) / W) for random or hashed ids; a node named in
+      ``nodes`` only goes to its owner, and is its own label there
+      without asking any worker.
     - ``"propagate"``: each worker reduces a time's edges to stars (a
       union-find over that time's edges only, every node linked to the
       least node of its part) and the stars of all times are joined by the
@@ -411,15 +545,14 @@ def _connected_components(edges, nodes=None, *, method: str = "union-find", src:
         return Batch(src=s, dst=d)
 
     edges = edges.map_batch(checked)
-    if nodes is not None:
-        edges = edges.concat(nodes.map_batch(
-            lambda b: Batch(src=node_ids(b, "node"), dst=node_ids(b, "node"))))
-    edges = spread_edges(edges)
-    if method == "union-find":
-        stars = _kept_components(edges, "LocalComponents")
-        if edges.scope.peers == 1:
-            return stars
-        return _joined(stars, on_round)
-    stars = _local_forests(edges, "src", "dst").map_batch(
-        lambda b: Batch(node=b["src"], label=b["dst"]))
-    return _joined(stars, on_round)
+    named = None if nodes is None else nodes.map_batch(lambda b: Batch(node=node_ids(b, "node")))
+    if method == "union-find" and edges.scope.peers == 1:
+        if named is not None:
+            edges = edges.concat(named.map_batch(lambda b: Batch(src=b["node"], dst=b["node"])))
+        return _kept_components(edges, "LocalComponents")
+    edges = spread_edges(pieces(edges))
+    stars = _kept_components(edges, "LocalComponents" if method == "union-find" else "LocalForest",
+                             fresh=method == "propagate")
+    if named is None:
+        named = stars.map_batch(lambda b: None)
+    return _joined(stars, pieces(named), on_round)

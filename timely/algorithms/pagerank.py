@@ -6,9 +6,10 @@ LDBC Graphalytics and networkx, and personalized PageRank.
 - :func:`personalized_pagerank`: the random jumps (and the dangling rank)
   go to a set of source vertices.
 
-Each worker holds the ranks and out-arcs of the vertices it owns; a round
-sums what its vertices send per target (one ``bincount``) and sends a row
-per distinct target. The normalized definitions add each vertex's sums in
+Each worker holds the ranks and out-arcs of the vertices it owns, in its
+own 32-bit numbering of the ids it holds (8 bytes an arc); a round sums
+what its vertices send per target (one pass in C) and sends a row per
+distinct target. The normalized definitions add each vertex's sums in
 the order of their values and round the dangling rank correctly, so their
 ranks are the same, bit for bit, at any worker count.
 
@@ -36,7 +37,7 @@ import numpy as np
 
 from timely.algorithms.edges import edge_ends, node_ids, out_degrees, per_key, summed
 from timely.algorithms.ids import Ids, VertexIds
-from timely.algorithms.propagation import latest, loop_round, pushed, reported, stepped
+from timely.algorithms.propagation import latest, loop_round, pieces, pushed, reported, stepped
 from timely.container import Batch
 from timely.dataflow.channels import Pipeline
 from timely.dataflow.operators.relational import KeyIndex, at_complete_times, join
@@ -78,20 +79,29 @@ class _Ranks:
         return np.bincount(ids, weights=batch["c"], minlength=len(self.index))
 
 
-def _pagerank_fixed(edges, nodes, directed, iterations: int, damping: float, src: str,
-                    dst: str, on_round):
+def _pagerank_fixed(nodes, directed, iterations: int, damping: float, on_round):
     """GraphX's ranks after ``iterations`` steps from ``r = 1`` everywhere
-    (:func:`~timely.algorithms.propagation.stepped`)."""
-    info = out_degrees(edges, nodes, src, dst)
-    with edges.scope.iterative() as inner:
+    (:func:`~timely.algorithms.propagation.stepped`). A vertex named only as
+    a target is introduced to its owner by the first round's sums; only
+    when round 0 is reported (no iterations, or ``on_round``) is it named
+    by a row of its own."""
+    every_round = on_round is not None
+    vertices = None
+    if nodes is not None:
+        vertices = nodes.map_batch(lambda b: Batch(node=node_ids(b, "node")))
+    if iterations == 0 or every_round:
+        targets = directed.map_batch(lambda b: Batch(node=b["dst"]))
+        vertices = targets if vertices is None else vertices.concat(targets)
+    with directed.scope.iterative() as inner:
         handle, loop = inner.feedback(1)
-        rows = stepped(info.enter(inner), directed.enter(inner), loop, iterations=iterations,
-                       damping=damping, every_round=on_round is not None)
-        rows.filter_batch(lambda b: b["sent"]).map_batch(
-            lambda b: b.select(["node", "value"])).connect_loop(handle)
-        ranks = reported(rows.filter_batch(lambda b: ~b["sent"]), on_round)
-        last = ranks.filter_batch(lambda b: b["round"] == iterations)
-        return last.leave().map_batch(lambda b: Batch(node=b["node"], rank=b["value"]))
+        rows = stepped(vertices.enter(inner) if vertices is not None else None,
+                       pieces(directed).enter(inner), loop, iterations=iterations, damping=damping,
+                       every_round=every_round)
+        # The sums go round in slices: a worker queues one at a time for its peers.
+        pieces(rows.map_batch(lambda b: b if "value" in b else None)).connect_loop(handle)
+        ranks = reported(rows.map_batch(lambda b: b if "rank" in b else None), on_round)
+        last = ranks.branch_when(lambda t: loop_round(t) < iterations)[0]
+        return last.leave()
 
 
 def pagerank(edges: Stream[Batch], iterations: int | None = 20, *, damping: float = 0.85,
@@ -135,8 +145,9 @@ def pagerank(edges: Stream[Batch], iterations: int | None = 20, *, damping: floa
     :func:`~timely.algorithms.propagation.pushed`), and the output at a
     time has a row for each node whose rank changed at it.
 
-    Work per iteration: one hash probe per node and edge of the nodes that
-    send, in C and numpy.
+    Work per iteration (fixed iterations): one pass in C over the arcs and
+    a hash probe per distinct target a worker sends to; memory per worker
+    O(its arcs and vertices), with no table sized to the range of the ids.
 
     ``on_round(round, rows)``, when given, is called on each worker once a
     round is complete there, with the number of ranks computed (fixed
@@ -170,7 +181,7 @@ def _pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
     directed = edges.map_batch(lambda b: Batch(dict(zip(("src", "dst"), edge_ends(b, src, dst)))))
     if tolerance is None:
         assert iterations is not None
-        return _pagerank_fixed(edges, nodes, directed, iterations, damping, src, dst, on_round)
+        return _pagerank_fixed(nodes, directed, iterations, damping, on_round)
 
     def ends(b: Batch) -> Batch:
         return Batch(node=np.concatenate([b["src"], b["dst"]]))

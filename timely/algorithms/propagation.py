@@ -44,15 +44,17 @@ Breadth-first distances from vertex 0, as edges arrive at times 0 and 1:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from timely.algorithms._graph import Adjacency, lower
+from timely.algorithms._graph import Adjacency, LocalIds, arc_sums, lower, scatter_add, tally
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
-from timely.dataflow.channels import Exchange
+from timely.dataflow.channels import Exchange, Pipeline
+from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import Ok, per_time
 from timely.dataflow.operators.relational import KeyIndex, at_complete_times, bucket, expand
 from timely.errors import ColumnarError
@@ -62,7 +64,7 @@ if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
 
 __all__ = ["Growing", "each_time", "latest", "least_values", "loop_round", "lowest", "outer_time",
-           "pushed", "reported", "settle", "stepped"]
+           "pieces", "pushed", "reported", "settle", "stepped"]
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -385,80 +387,236 @@ def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
     return _in_order(name, inputs, start)
 
 
-def stepped(info: Stream[Batch], arcs: Stream[Batch], loop: Stream[Batch], *,
+def _outer_ready(time, frontiers) -> bool:
+    """True when no frontier holds a time whose outer coordinates come
+    before ``time``'s (every earlier outer time has finished)."""
+    outer = time[:-1]
+    return all(element[:-1] >= outer for frontier in frontiers
+               for element in frontier.frontier())
+
+
+def _outer_only(time, frontiers) -> bool:
+    """True when every frontier holds times of ``time``'s outer time only."""
+    outer = time[:-1]
+    return all(element[:-1] == outer for frontier in frontiers
+               for element in frontier.frontier())
+
+
+class _Arcs:
+    """One worker's arcs of PageRank, from the sources it owns: per arc the
+    local numbers of its source (in ``nodes``) and of its target (in
+    ``targets``, the distinct targets of these arcs), 8 bytes, in blocks of
+    ``_BLOCK`` arcs (filled in turn: nothing is copied as arcs arrive, and
+    at most one block is part empty); per source its out-degree (int32)."""
+
+    def __init__(self) -> None:
+        self.nodes = LocalIds()
+        self.targets = LocalIds()
+        self.blocks: list[tuple[np.ndarray, np.ndarray]] = []   # (sources, targets)
+        self.filled = 0                 # arcs in the last block
+        self.degree = Growing(np.int32)
+
+    def join(self, rows: Batch) -> None:
+        src = np.ascontiguousarray(rows["src"], dtype=np.int64)
+        dst = np.ascontiguousarray(rows["dst"], dtype=np.int64)
+        at = 0
+        while at < len(src):
+            if not self.blocks or self.filled == _BLOCK:
+                self.blocks.append((np.empty(_BLOCK, np.int32), np.empty(_BLOCK, np.int32)))
+                self.filled = 0
+            sources, targets = self.blocks[-1]
+            end = min(len(src), at + _BLOCK - self.filled)
+            taken = self.nodes.insert(src[at:end])
+            sources[self.filled:self.filled + len(taken)] = taken
+            targets[self.filled:self.filled + len(taken)] = self.targets.insert(dst[at:end])
+            self.filled += len(taken)
+            self.degree.resize(len(self.nodes))
+            tally(self.degree.view, taken)
+            at = end
+
+    def sums(self, share: np.ndarray) -> np.ndarray:
+        """Per target number, the sum of ``share`` of the sources of its
+        arcs, in the order the arcs came."""
+        total = np.zeros(len(self.targets))
+        for k, (sources, targets) in enumerate(self.blocks):
+            size = self.filled if k == len(self.blocks) - 1 else _BLOCK
+            arc_sums(total, targets[:size], sources[:size], share)
+        return total
+
+
+# Arcs per block of _Arcs: 2 MiB.
+_BLOCK = 1 << 18
+
+
+def stepped(vertices: Stream[Batch] | None, arcs: Stream[Batch], loop: Stream[Batch], *,
             iterations: int, damping: float, every_round: bool = False,
             name: str = "PageRank") -> Stream[Batch]:
     """GraphX's PageRank by fixed iterations inside an ``iterative()``
     scope: ``r_0 = 1``, ``r_{i+1}(v) = (1 - d) + d * sum(r_i(u) / outdeg(u)
     for u -> v)``, a dangling vertex's rank not passed on.
 
-    ``info``: ``(node, degree)`` rows naming every vertex with its
-    out-degree; ``arcs``: ``(src, dst)`` rows; ``loop``: the operator's own
-    ``(node, value)`` sums fed back. Each worker holds its vertices' ranks
-    and out-arcs, the targets numbered once; every round it sums what its
-    vertices send along their arcs per target (one ``bincount`` in C) and
-    sends one row per distinct target, so a round costs the arcs in numpy
-    and the distinct targets on the wire.
+    ``arcs``: ``(src, dst)`` rows, taken in as they arrive (exchanged by
+    ``src``): each worker keeps, per arc from a vertex it owns, the 32-bit
+    local numbers of its source and of its target (8 bytes), and counts the
+    out-degrees itself. ``vertices``: ``node`` rows naming vertices that
+    may have no out-arc. A vertex named only as a target is introduced to
+    its owner by the first round's sums (round 1): name it in ``vertices``
+    for it to have a rank at round 0. ``loop``: the operator's own
+    ``(node, value)`` sums fed back. Every round a worker sums what its
+    vertices send along their arcs per distinct target (one pass in C) and
+    sends one row per distinct target, so a round costs the arcs in C and
+    the distinct targets on the wire; its memory is O(the arcs and vertices
+    it holds), with no table sized to the range of the ids.
 
-    Returns rows ``(node, value, round, sent)``: ``sent`` true for the sums
-    to feed back, false for ranks: at the last round (``iterations``), or
-    at every round with ``every_round``."""
+    Returns Batches of two kinds: ``(node, value)``, the sums to feed back;
+    ``(node, rank)``, the ranks at the last round (``iterations``), or at
+    every round with ``every_round``. The state is shared by all outer
+    times, which are taken one after another."""
     reset = 1.0 - damping
-    inputs = {"i": (info, "node"), "a": (arcs, "src"), "l": (loop, "node")}
+    scope = arcs.scope
+    b = OperatorBuilder(name, scope)
+    named = b.new_input(vertices, Exchange("node")) if vertices is not None else None
+    fed = b.new_input(loop, Exchange("node"))
+    taken = b.new_input(arcs, Exchange("src"))
+    out, result = b.new_output()
 
-    def start():
-        nodes = KeyIndex(1)
-        degree = Growing(np.int64)
+    def build(caps, _info):
+        caps.clear()
+        notificator = FrontierNotificator(b.arity)
+        state = _Arcs()
         rank = Growing(np.float64)
-        targets = KeyIndex(1)
-        sources = Growing(np.int64)          # per arc: its source's number here
-        codes = Growing(np.int64)            # per arc: its target's number in targets
-        target_ids: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        held: dict = {}             # time -> [vertex Batches, loop Batches, arc Batches]
+        waiting: list = []          # complete times held for earlier outer times
 
-        def step(cap, rows_at: dict[str, Batch | None]) -> list[Batch]:
+        def rows_at(cap):
+            lists = held.get(cap.time)
+            if lists is None:
+                lists = held[cap.time] = ([], [], [])
+                notificator.notify_at(cap)
+            return lists
+
+        def step(cap) -> None:
+            got_nodes, got_sums, got_arcs = held.pop(cap.time, ([], [], []))
             i = int(cap.time[-1])
-            info_rows, a, lp = rows_at["i"], rows_at["a"], rows_at["l"]
-            if info_rows is not None and len(info_rows):
-                ids = nodes.insert([info_rows["node"]])
-                for grown in (degree, rank):
-                    grown.resize(len(nodes))
-                degree.view[ids] = info_rows["degree"]
-            if a is not None and len(a):
-                sources.extend(nodes.insert([a["src"]]))
-                codes.extend(targets.insert([a["dst"]]))
-                target_ids[0] = np.asarray(targets.keys()[0]).astype(np.int64, copy=False)
-            n = len(nodes)
-            for grown in (degree, rank):
-                grown.resize(n)
+            for rows in got_arcs:
+                state.join(rows)
+            for rows in got_nodes:
+                state.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
+            numbered = [state.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
+                        for rows in got_sums]
+            n = len(state.nodes)
+            state.degree.resize(n)
+            rank.resize(n)
             if i == 0:
                 rank.view[:] = 1.0
             else:
                 received = np.zeros(n)
-                if lp is not None and len(lp):
-                    received = np.bincount(nodes.lookup([lp["node"]]), weights=lp["value"],
-                                           minlength=n).astype(np.float64, copy=False)
-                rank.view[:] = reset + damping * received
-            parts = []
+                for ids, rows in zip(numbered, got_sums):
+                    scatter_add(received, ids, np.ascontiguousarray(rows["value"],
+                                                                    dtype=np.float64))
+                received *= damping
+                received += reset
+                rank.view[:] = received
+                del received
+            session = None
             if every_round or i == iterations:
-                parts.append(Batch(node=np.asarray(nodes.keys()[0]), value=rank.view.copy(),
-                                   round=np.full(n, i, dtype=np.int64),
-                                   sent=np.zeros(n, dtype=bool)))
+                session = out.session(cap)
+                session.give_container(Batch(node=state.nodes.view().copy(),
+                                             rank=rank.view.copy()))
             if i < iterations and n:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    share = np.where(degree.view > 0, rank.view / degree.view, 0.0)
-                sent = np.bincount(codes.view, weights=share[sources.view],
-                                   minlength=len(targets))
+                degree = state.degree.view
+                share = np.divide(rank.view, degree, out=np.zeros(n), where=degree > 0)
+                sums = state.sums(share)
+                del share
+                session = session or out.session(cap)
+                if len(sums):
+                    session.give_container(Batch(node=state.targets.view(), value=sums))
                 # One own vertex's zero keeps the rounds going here without arcs.
-                node = np.concatenate([target_ids[0], np.asarray(nodes.take(
-                    np.zeros(1, dtype=np.int64))[0]).astype(np.int64, copy=False)])
-                parts.append(Batch(node=node, value=np.concatenate([sent, [0.0]]),
-                                   round=np.zeros(len(node), dtype=np.int64),
-                                   sent=np.ones(len(node), dtype=bool)))
-            return parts
+                session.give_container(Batch(node=state.nodes.ids(np.zeros(1, np.int32)),
+                                             value=np.zeros(1)))
+            cap.drop()
 
-        return step
+        def run(frontiers):
+            if named is not None:
+                for cap, data in named:
+                    if len(data):
+                        rows_at(cap)[0].append(data)
+                    else:
+                        rows_at(cap)
+            for cap, data in fed:
+                if len(data):
+                    rows_at(cap)[1].append(data)
+                else:
+                    rows_at(cap)
+            while True:
+                item = notificator.next(frontiers)
+                if item is None:
+                    break
+                waiting.append(item[0])
+            waiting.sort(key=lambda c: c.time)
+            while waiting and _outer_ready(waiting[0].time, frontiers):
+                step(waiting.pop(0))
+            for cap, data in taken:
+                lists = rows_at(cap)
+                if not len(data):
+                    continue
+                # Arcs of the only outer time still open join at once and
+                # are dropped: a time's arcs are never all held as rows.
+                if not waiting and _outer_only(cap.time, frontiers):
+                    state.join(data)
+                else:
+                    lists[2].append(data)
 
-    return _in_order(name, inputs, start)
+        return run
+
+    b.build(build)
+    return result
+
+
+def pieces(stream: Stream[Batch], rows: int = 1 << 17, name: str = "Pieces") -> Stream[Batch]:
+    """``stream``'s Batches passed on in slices of at most ``rows`` rows (views,
+    no copy), each at its Batch's time: one slice per activation, and none
+    while another worker holds a full send window of this worker's data
+    (the allocator calls back once it has taken some in). An exchange that
+    follows then splits, routes and queues a slice at a time, so a worker
+    holds O(rows + window) in flight to its peers rather than a copy of a
+    whole Batch. Unchanged with one worker (nothing is exchanged)."""
+    if stream.scope.peers == 1:
+        return stream
+    b = OperatorBuilder(name, stream.scope)
+    inp = b.new_input(stream, Pipeline(), notify=False)
+    out, result = b.new_output()
+    allocator = stream.scope.worker.allocator
+
+    def build(caps, info):
+        caps.clear()
+        queue: deque = deque()          # [capability, Batch, rows given]
+        activate = info.activator.activate
+
+        def run(_frontiers):
+            for cap, data in inp:
+                if len(data):
+                    queue.append([cap.retain(), data, 0])
+            if not queue:
+                return
+            if allocator.congested():
+                allocator.on_window(activate)
+                return
+            held = queue[0]
+            cap, data, at = held
+            out.session(cap).give_container(data if at == 0 and len(data) <= rows
+                                            else data.slice(at, at + rows))
+            held[2] = at + rows
+            if held[2] >= len(data):
+                queue.popleft()
+                cap.drop()
+            if queue:
+                activate()
+
+        return run
+
+    b.build(build)
+    return result
 
 
 def each_time(stream: Stream[Batch], pact: Any, body: Callable[[Batch], Batch | None],

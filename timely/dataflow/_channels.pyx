@@ -115,9 +115,9 @@ cdef class RecordLogic(Schedulable):
     :class:`~timely.ColumnarError` saying so: the logic of an operator on
     records, which a Batch stream misuses.
 
-    The operator's Python twin, for inputs whose pullers are not compiled
-    (a logged channel's) or that check every message against their
-    frontier, is the same loop over ``InputHandle._take_all``."""
+    An input of a logged channel, or one that checks every message against
+    its frontier (``check_progress``), is read through a
+    :class:`~timely.dataflow._handles.CheckingPuller`: the same loop runs."""
 
     def __init__(self, str kind, list pullers, list consumeds, fn, list counters,
                  refuse=None):
@@ -153,7 +153,7 @@ cdef class RecordLogic(Schedulable):
         cdef object time, data, fn = self.fn
         for i in range(len(self.pullers)):
             # Everything waiting is taken (and counted) before anything is
-            # pushed, as InputHandle._take_all does.
+            # pushed.
             taken = take_all(<Puller>self.pullers[i], self.consumeds[i])
             for time, data in taken:
                 if self.refuse is not None and type(data) is Batch:
@@ -188,8 +188,9 @@ cdef class ProbeLogic(Schedulable):
     handle answers with this input's frontier. Initially ``low`` is seen
     (the minimum time, which the handle counts until the probe first runs).
 
-    Its Python twin, for an input that checks every message against its
-    frontier, is ``probe_with``'s loop."""
+    An input of a logged channel, or one that checks every message against
+    its frontier (``check_progress``), is read through a
+    :class:`~timely.dataflow._handles.CheckingPuller`: the same loop runs."""
 
     def __init__(self, Puller puller, consumed, counter, MutableAntichain frontier,
                  MutableAntichain shared, low):
@@ -264,9 +265,9 @@ cdef class PerTimeLogic(Schedulable):
     or None) and its capability let go. Python runs only in those three
     functions: once per message and twice per time.
 
-    Its Python twin (an input that checks every message against its
-    frontier) is :func:`timely.dataflow.operators.core.per_time`'s loop
-    over a notificator, with the same three functions."""
+    An input of a logged channel, or one that checks every message against
+    its frontier (``check_progress``), is read through a
+    :class:`~timely.dataflow._handles.CheckingPuller`: the same loop runs."""
 
     def __init__(self, Puller puller, consumed, Counter counter, internal, dict held,
                  MutableAntichain frontier, start, absorb, finish):

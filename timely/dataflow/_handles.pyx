@@ -509,6 +509,44 @@ cdef class CapabilitySet:
 
 # --- inputs -----------------------------------------------------------------
 
+cdef class CheckingPuller(Puller):
+    """A compiled puller over another puller (``inner``: any object with
+    ``pull()`` and a truth value, such as a logged channel's) that, given a
+    ``frontier`` (a MutableAntichain), checks each message it hands on
+    against it: a message at a time the frontier has passed is a
+    :class:`~timely.errors.ProgressError` naming the input ``name``. What
+    ``check_progress`` asks of every input, for compiled operator logic."""
+
+    cdef object inner
+    cdef object check_frontier
+    cdef str name
+
+    def __init__(self, inner, frontier, str name not None):
+        self.queue = None
+        self.inner = inner
+        self.check_frontier = frontier
+        self.name = name
+
+    cpdef pull(self):
+        message = self.inner.pull()
+        if message is not None and self.check_frontier is not None:
+            check_arrival(self.check_frontier, (<tuple>message)[0], self.name)
+        return message
+
+    def __bool__(self):
+        return bool(self.inner)
+
+
+cdef int check_arrival(frontier, time, str name) except -1:
+    """Raises ProgressError when ``frontier`` has passed ``time``: a message
+    arrived at input ``name`` at a time it promised no more of."""
+    if not frontier.less_equal(time):
+        raise ProgressError(
+            f"{name}: received data at {time!r}, but the input frontier "
+            f"{frontier.frontier().elements()!r} had passed it")
+    return 0
+
+
 cdef class InputHandleCore:
     """Reads the messages arriving at one operator input (``InputHandleCore[T]``
     on a ``Stream[T]``).
@@ -548,12 +586,17 @@ cdef class InputHandleCore:
 
     @property
     def compiled_puller(self):
-        """The puller that compiled operator logic may read in place of this
-        handle: a compiled one (a local queue's, or a channel's from other
-        workers; not a logged channel's) of an input that checks no message
-        against its frontier. None otherwise."""
+        """The puller that compiled operator logic reads in place of this
+        handle: the channel's own when it is compiled (a local queue's, or
+        a channel's from other workers) and the input checks nothing; else
+        a :class:`CheckingPuller` over the channel's puller (a logged
+        channel's), checking each message against the input's frontier
+        under ``check_progress``. So a debug or logged run runs the same
+        compiled logic as any other."""
         puller = self._puller
-        return puller if isinstance(puller, Puller) and not self._check else None
+        if isinstance(puller, Puller) and not self._check:
+            return puller
+        return CheckingPuller(puller, self.frontier if self._check else None, self._name)
 
     cdef inline int retire(self) except -1:
         cdef InputCapability current = self._current
@@ -568,10 +611,8 @@ cdef class InputHandleCore:
         cdef InputCapability cap
         time, data = message
         _count(self._consumed, time, len(data))
-        if self._check and not self.frontier.less_equal(time):
-            raise ProgressError(
-                f"{self._name}: received data at {time!r}, but the input frontier "
-                f"{self.frontier.frontier().elements()!r} had passed it")
+        if self._check:
+            check_arrival(self.frontier, time, self._name)
         cap = InputCapability.__new__(InputCapability)
         cap._time = time
         cap._outputs = self._outputs
@@ -612,26 +653,6 @@ cdef class InputHandleCore:
             # The loop was left early (break, an exception): the message it
             # stopped at is no longer current.
             self.retire()
-
-    def _take_all(self):
-        """Every waiting message as ``(time, data)``, each recorded as
-        consumed, and no capability made: for timely's own operators whose
-        logic never sees one (map, filter, concat, feedback, ...)."""
-        queue = self._queue
-        if queue is None:
-            return [(cap._time, data) for cap, data in self]
-        self.retire()
-        taken = []
-        while queue:
-            message = queue.popleft()
-            time, data = message
-            _count(self._consumed, time, len(data))
-            if self._check and not self.frontier.less_equal(time):
-                raise ProgressError(
-                    f"{self._name}: received data at {time!r}, but the input frontier "
-                    f"{self.frontier.frontier().elements()!r} had passed it")
-            taken.append(message)
-        return taken
 
     def _retire(self):
         """Ends the current message's validity (the operator's logic returned)."""

@@ -206,6 +206,13 @@ def _raise_with_cause(error: BaseException, partition: int, meeting: Any) -> Non
         meeting.failed(error, traceback.format_exc())
 
 
+def default_workers(spark: Any, partitions: int | None) -> int:
+    """The workers of a stage whose input has ``partitions`` partitions
+    (None: unknown, as under Spark Connect): one per partition, at most the
+    session's task slots (:func:`~timely.spark.session.slots`)."""
+    free = slots(spark)
+    return free if not partitions else min(partitions, free)
+
 def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | None = None,
         epoch_col: str | None = None, host: str | None = None, rendezvous: str = "auto",
         cast: bool = False, dry_run: bool = True, repartition: bool = True,
@@ -246,11 +253,12 @@ def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | Non
     DataFrame's rows tagged with its index (:data:`INPUT_COLUMN`) and its
     columns side by side with the others' (null outside its rows, so free in
     Arrow), repartitioned round robin to ``workers`` partitions (by default
-    the most any input has); each task splits its Arrow batches back into
-    the inputs' own columns. A barrier ``mapInArrow`` stage has one parent
-    DataFrame, and DataFrames have no zip of partitions (an RDD's ``zip``
-    needs equal rows per partition and leaves Arrow), so a union is what
-    keeps every row in Arrow and in the executors, Spark Connect included.
+    the most any input has, at most the session's task slots); each task
+    splits its Arrow batches back into the inputs' own columns. A barrier
+    ``mapInArrow`` stage has one parent DataFrame, and DataFrames have no
+    zip of partitions (an RDD's ``zip`` needs equal rows per partition and
+    leaves Arrow), so a union is what keeps every row in Arrow and in the
+    executors, Spark Connect included.
 
     Checked at the driver before any task starts: every column's type, the
     epoch column, and (``dry_run=True``) the output's columns, by pushing one
@@ -273,7 +281,12 @@ def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | Non
 
     The stage is barrier mode (``mapInArrow(..., barrier=True)``), so Spark
     starts all ``workers`` tasks together (``df`` is repartitioned to that
-    many partitions when it differs) and retries them together; workers find
+    many partitions when it differs) and retries them together. By default
+    ``workers`` is the number of ``df``'s partitions, at most the session's
+    task slots (a barrier stage needs every task running at once, so a
+    Parquet file read in 19 splits on ``local[2]`` runs on 2 workers);
+    given explicitly, more workers than slots fail at once
+    (:func:`preflight`). Workers find
     each other through one rendezvous and then talk directly: shared-memory
     rings between tasks on one machine (same boot id and network namespace),
     authenticated TCP otherwise. Each task decides its own listen address on
@@ -328,7 +341,7 @@ def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | Non
         connect = is_connect(spark)
         partitions = None if connect else max(f.rdd.getNumPartitions()
                                                for f in frames.values())
-        peers = workers or partitions or slots(spark)
+        peers = workers or default_workers(spark, partitions)
         preflight(spark, peers)
         checked = [check_schemas(f, schema, epoch_col, window) for f in frames.values()]
         struct, arrow_schema = checked[0].struct, checked[0].output
@@ -339,7 +352,7 @@ def run(df: Any, dataflow: Callable[[Any], Any], schema: Any, workers: int | Non
         spark = df.sparkSession
         connect = is_connect(spark)
         partitions = None if connect else df.rdd.getNumPartitions()
-        peers = workers or partitions or slots(spark)
+        peers = workers or default_workers(spark, partitions)
         preflight(spark, peers)
         if partitions != peers:                # unknown under Spark Connect: always
             df = df.repartition(peers)

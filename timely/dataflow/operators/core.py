@@ -9,28 +9,21 @@ from __future__ import annotations
 import copy
 import functools
 
-from timely.container import Batch
 from timely.dataflow._channels import PerTimeLogic, RecordLogic
 from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline, _share
 from timely.dataflow.notificator import FrontierNotificator
-from timely.errors import CapabilityError, ColumnarError
+from timely.errors import CapabilityError
 from timely.progress.timestamp import less_equal
 
 
 def _record_logic(kind: str, inputs, fn, outputs, refuse: str | None = None):
     """The compiled logic of a stateless operator (see
-    :class:`~timely.dataflow._channels.RecordLogic`) when it may read its
-    inputs (``compiled_puller``); None otherwise (the operator then runs
-    its Python loop)."""
-    pullers = [inp.compiled_puller for inp in inputs]
-    if any(puller is None for puller in pullers):
-        return None
-    return RecordLogic(kind, pullers, [inp._consumed for inp in inputs],
+    :class:`~timely.dataflow._channels.RecordLogic`), reading its inputs
+    through their ``compiled_puller``."""
+    return RecordLogic(kind, [inp.compiled_puller for inp in inputs],
+                       [inp._consumed for inp in inputs],
                        fn, [out._counter for out in outputs], refuse)
-
-
-_ABSENT = object()
 
 
 def per_time(builder, inp, out, start, absorb, finish):
@@ -42,35 +35,10 @@ def per_time(builder, inp, out, start, absorb, finish):
     bring data at the time, ``finish(time, state)`` is sent at it (nothing
     when empty or None) and the capability let go, times in order.
 
-    Compiled (:class:`~timely.dataflow._channels.PerTimeLogic`) when it
-    may read the input (``compiled_puller``); else this loop over a
-    notificator, with the same three functions."""
-    puller = inp.compiled_puller
-    if puller is not None:
-        return PerTimeLogic(puller, inp._consumed, out._counter, out._internal, out._held,
-                            builder.input_frontier(0), start, absorb, finish)
-    notificator = FrontierNotificator(builder.arity)
-    states: dict = {}
-
-    def run(frontiers):
-        for cap, data in inp:
-            time = cap.time
-            state = states.get(time, _ABSENT)
-            if state is _ABSENT:
-                notificator.notify_at(cap)
-                state = start(time)
-            states[time] = absorb(state, data)
-        while True:
-            item = notificator.next(frontiers)
-            if item is None:
-                break
-            ready, _ = item
-            data = finish(ready.time, states.pop(ready.time))
-            if data is not None and len(data):
-                out.session(ready)._give_owned(data)
-            ready.drop()
-
-    return run
+    Compiled: :class:`~timely.dataflow._channels.PerTimeLogic`, reading
+    the input through its ``compiled_puller``."""
+    return PerTimeLogic(inp.compiled_puller, inp._consumed, out._counter, out._internal,
+                        out._held, builder.input_frontier(0), start, absorb, finish)
 
 
 def _on_records(method: str, instead: str) -> str:
@@ -94,23 +62,9 @@ def _pipeline_unary(stream, name: str, transform, pact=None, kind: str = "batch"
 
     def build(caps, info):
         caps.clear()
-        compiled = _record_logic(kind, [inp], transform if fn is None else fn, [out], refuse)
-        if compiled is not None:
-            return compiled
-
-        def run(frontiers):
-            # One input, one output, identity connection: every message's own
-            # time is held while it is processed, so no capability check is
-            # needed, and the logic sees no capability: none is made.
-            give = out.give_unchecked
-            for time, data in inp._take_all():
-                if refuse is not None and type(data) is Batch:
-                    raise ColumnarError(refuse)
-                produced = transform(time, data)
-                if produced:
-                    give(time, produced)
-
-        return run
+        # One input, one output, identity connection: every message's own
+        # time is held while it is processed, so no capability is made.
+        return _record_logic(kind, [inp], transform if fn is None else fn, [out], refuse)
 
     b.build(build)
     return result
@@ -210,18 +164,8 @@ def concatenate(scope, streams, name=None):
 
     def build(caps, info):
         caps.clear()
-        compiled = _record_logic("pass", inputs, None, [out])
-        if compiled is not None:
-            return compiled
-
-        def run(frontiers):
-            # Identity connections: each message's own time is held while it is current.
-            give = out.give_unchecked
-            for inp in inputs:
-                for time, data in inp._take_all():
-                    give(time, data)
-
-        return run
+        # Identity connections: each message's own time is held while it is current.
+        return _record_logic("pass", inputs, None, [out])
 
     b.build(build)
     return result
@@ -263,9 +207,7 @@ def _two_way(stream, name: str, split, when=None):
     def build(caps, info):
         caps.clear()
         if when is not None:
-            compiled = _record_logic("branch_when", [inp], when, [out0, out1])
-            if compiled is not None:
-                return compiled
+            return _record_logic("branch_when", [inp], when, [out0, out1])
 
         def run(frontiers):
             for cap, data in inp:

@@ -56,23 +56,11 @@ class LoopHandle(Generic[T]):
 
         def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], None]:
             caps.clear()
-            puller = inp.compiled_puller
-            if puller is not None:
-                return RecordLogic("advance", [puller], [inp._consumed], summary.results_in,
-                                   [out._counter])
-
-            def run(frontiers: Frontiers) -> None:
-                # The input reaches the output through `summary`: the time it
-                # gives is held while the message is current.
-                results_in = summary.results_in
-                give = out.give_unchecked
-                for time, data in inp._take_all():
-                    advanced = results_in(time)
-                    if advanced is None:
-                        continue   # the loop counter would overflow: the records leave
-                    give(advanced, data)
-
-            return run
+            # The input reaches the output through `summary`: the time it
+            # gives is held while the message is current; a time whose loop
+            # counter would overflow drops its records.
+            return RecordLogic("advance", [inp.compiled_puller], [inp._consumed],
+                               summary.results_in, [out._counter])
 
         b.build(build)
 

@@ -81,26 +81,11 @@ def probe_with(stream: Stream[Any], handle: ProbeHandle, passthrough: bool,
 
     def build(caps: list[Capability], info: OperatorInfo) -> Callable[[Frontiers], object]:
         caps.clear()
-        puller = inp.compiled_puller
-        if puller is not None:
-            # The compiled loop takes the messages and copies the frontier
-            # into the handle.
-            return ProbeLogic(puller, inp._consumed,
-                              out._counter if out is not None else None,
-                              b.input_frontier(0), shared, low)
-        seen = [low]
-
-        def run(frontiers: Frontiers) -> None:
-            for cap, data in inp:
-                if out is not None:
-                    out.give_unchecked(cap.time, data)     # identity: the message's own time
-            now = frontiers[0].frontier().elements()
-            if now != seen:
-                changes = [(t, -1) for t in seen] + [(t, 1) for t in now]
-                shared.update_iter(changes)
-                seen[:] = now
-
-        return run
+        # The compiled loop takes the messages and copies the frontier into
+        # the handle.
+        return ProbeLogic(inp.compiled_puller, inp._consumed,
+                          out._counter if out is not None else None,
+                          b.input_frontier(0), shared, low)
 
     b.build(build)
     return result

@@ -102,6 +102,10 @@ class PendingBatches:
             return None
         return held[0] if len(held) == 1 else Batch.concat(held)
 
+    def take_parts(self, time) -> list:
+        """The Batches held at ``time`` as they came (none empty), released."""
+        return self.times.pop(time, None) or []
+
     def complete(self, inp, frontiers, operator: str):
         """Stashes what ``inp`` holds, then yields ``(capability, rows)``
         for every time that is complete (``rows`` None when nothing came);
@@ -128,7 +132,8 @@ def _lexicographic_ready(time, frontiers) -> bool:
     return True
 
 
-def at_complete_times(name: str, inputs, step, *, lexicographic: bool = False, after=None):
+def at_complete_times(name: str, inputs, step, *, lexicographic: bool = False, after=None,
+                      whole: bool = True):
     """An operator over several Batch streams that acts on each time once
     it is complete (no input can still bring rows at it), in time order:
     the one home of the pattern behind the joins, the vertex programs and
@@ -148,7 +153,10 @@ def at_complete_times(name: str, inputs, step, *, lexicographic: bool = False, a
     coordinates has finished (a linear extension of the product order), so
     a value found late for an earlier outer time still reaches a later
     one's state. ``after(frontiers)``: called at the end of every
-    activation. Returns the output stream.
+    activation. ``whole=False``: ``step`` gets, per input, the list of the
+    Batches that came at the time (empty when none), not concatenated, and
+    each Batch it returns is sent as a message of its own: no copy of a
+    time's rows is made either way. Returns the output stream.
     """
     streams = [(s, r) for s, r in inputs]
     b = OperatorBuilder(name, next(s for s, _ in streams if s is not None).scope)
@@ -165,6 +173,14 @@ def at_complete_times(name: str, inputs, step, *, lexicographic: bool = False, a
         waiting: list = []          # complete times held for earlier outer times
 
         def emit(cap) -> None:
+            if not whole:
+                lists = iter([held.take_parts(cap.time) for held in pending])
+                made = step(cap, [next(lists) if here else [] for here in present])
+                for part in [made] if type(made) is Batch else made or ():
+                    if part is not None and len(part):
+                        out.session(cap).give_container(part)
+                cap.drop()
+                return
             rows = iter([held.take(cap.time) for held in pending])
             produced = step(cap, [next(rows) if here else None for here in present])
             if produced is not None:
