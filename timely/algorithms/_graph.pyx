@@ -1683,61 +1683,159 @@ cdef int _arcs_within(const uint64_t[::1] arcs, Py_ssize_t n) except -1:
     return 0
 
 
-def arc_degrees(const uint64_t[::1] arcs, int32_t[::1] listens, int32_t[::1] hears):
+def arc_listeners(const uint64_t[::1] arcs, int32_t[::1] listens):
     """Counts, per number, the packed arcs (see :func:`add_arcs`) it
-    listens to and those it is heard in, into ``listens`` and ``hears``.
+    listens to, into ``listens``.
 
     >>> import numpy as np
-    >>> listens, hears = np.zeros(3, np.int32), np.zeros(3, np.int32)
-    >>> arc_degrees(np.array([1 << 32 | 2 << 1, 1 << 32 | 0 << 1 | 1], np.uint64), listens, hears)
-    >>> listens.tolist(), hears.tolist()
-    ([0, 2, 0], [1, 0, 1])
+    >>> listens = np.zeros(3, np.int32)
+    >>> arc_listeners(np.array([1 << 32 | 2 << 1, 1 << 32 | 0 << 1 | 1], np.uint64), listens)
+    >>> listens.tolist()
+    [0, 2, 0]
     """
     cdef Py_ssize_t m = arcs.shape[0], n = listens.shape[0], i
-    cdef uint64_t a
-    if hears.shape[0] != n:
-        raise ValueError("a count of each kind per number")
     _arcs_within(arcs, n)
     with nogil:
         for i in range(m):
             if i + AHEAD < m:
-                a = arcs[i + AHEAD]
-                prefetch(&listens[a >> 32])
-                prefetch(&hears[(a >> 1) & 0x7FFFFFFF])
-            a = arcs[i]
-            listens[a >> 32] += 1
-            hears[(a >> 1) & 0x7FFFFFFF] += 1
+                prefetch(&listens[arcs[i + AHEAD] >> 32])
+            listens[arcs[i] >> 32] += 1
 
 
-def relabel_arcs(uint64_t[::1] arcs, const int32_t[::1] rank):
-    """Renumbers both ends of every packed arc (see :func:`add_arcs`) by
-    ``rank``, in place, keeping its direction; an end whose rank is
+def relabel_listeners(uint64_t[::1] arcs, const int32_t[::1] rank):
+    """Renumbers the listener of every packed arc (see :func:`add_arcs`)
+    by ``rank``, in place, keeping the rest; a listener whose rank is
     negative raises ValueError (the arcs are then partly renumbered).
 
     >>> import numpy as np
     >>> arcs = np.array([1 << 32 | 0 << 1 | 1], np.uint64)
-    >>> relabel_arcs(arcs, np.array([1, 0], np.int32))
+    >>> relabel_listeners(arcs, np.array([1, 0], np.int32))
     >>> int(arcs[0]) >> 32, (int(arcs[0]) >> 1) & 0x7FFFFFFF, int(arcs[0]) & 1
-    (0, 1, 1)
+    (0, 0, 1)
     """
     cdef Py_ssize_t m = arcs.shape[0], i
-    cdef uint64_t a, b
-    cdef int32_t x, y
+    cdef uint64_t a
+    cdef int32_t x
     cdef bint lost = False
     _arcs_within(arcs, rank.shape[0])
     with nogil:
         for i in range(m):
             if i + AHEAD < m:
-                b = arcs[i + AHEAD]
-                prefetch(&rank[b >> 32])
-                prefetch(&rank[(b >> 1) & 0x7FFFFFFF])
+                prefetch(&rank[arcs[i + AHEAD] >> 32])
             a = arcs[i]
             x = rank[a >> 32]
-            y = rank[(a >> 1) & 0x7FFFFFFF]
-            lost |= (x < 0) | (y < 0)
-            arcs[i] = <uint64_t>x << 32 | <uint64_t>y << 1 | (a & 1)
+            lost |= x < 0
+            arcs[i] = <uint64_t>x << 32 | (a & <uint64_t>0xFFFFFFFF)
     if lost:
-        raise ValueError("an arc names a number without a new one")
+        raise ValueError("an arc's listener has no new number")
+
+
+def mark_heard(const int32_t[::1] heard, unsigned char[::1] flags):
+    """Sets ``flags[x]`` for every number ``x`` in ``heard``.
+
+    >>> import numpy as np
+    >>> flags = np.zeros(3, np.uint8)
+    >>> mark_heard(np.array([2, 0, 2], np.int32), flags)
+    >>> flags.tolist()
+    [1, 0, 1]
+    """
+    cdef Py_ssize_t n = heard.shape[0], size = flags.shape[0], i
+    cdef int32_t most = -1, least = 0
+    with nogil:
+        for i in range(n):
+            most = max(most, heard[i])
+            least = min(least, heard[i])
+    if least < 0 or most >= size:
+        raise IndexError(f"a heard number beyond 0..{size - 1}")
+    with nogil:
+        for i in range(n):
+            flags[heard[i]] = 1
+
+
+def renumber(int32_t[::1] heard, const int32_t[::1] rank):
+    """Replaces every number ``x`` in ``heard`` by ``rank[x]``, in place; a
+    number beyond ``rank`` or whose rank is negative raises ValueError (the
+    numbers are then partly replaced).
+
+    >>> import numpy as np
+    >>> heard = np.array([1, 0, 1], np.int32)
+    >>> renumber(heard, np.array([5, 4], np.int32))
+    >>> heard.tolist()
+    [4, 5, 4]
+    """
+    cdef Py_ssize_t n = heard.shape[0], size = rank.shape[0], i
+    cdef int32_t most = -1, least = 0, x
+    cdef bint lost = False
+    with nogil:
+        for i in range(n):
+            most = max(most, heard[i])
+            least = min(least, heard[i])
+    if least < 0 or most >= size:
+        raise ValueError(f"a heard number beyond 0..{size - 1}")
+    with nogil:
+        for i in range(n):
+            if i + AHEAD < n:
+                prefetch(&rank[heard[i + AHEAD]])
+            x = rank[heard[i]]
+            lost |= x < 0
+            heard[i] = x
+    if lost:
+        raise ValueError("a heard number has no new one")
+
+
+@cython.overflowcheck(False)
+def owners(const int64_t[::1] ids, Py_ssize_t peers):
+    """The owner of each id among ``peers`` workers (as
+    :func:`~timely.algorithms.edges.by_vertex` routes it): an int32 array.
+
+    >>> import numpy as np
+    >>> owners(np.array([3, 3]), 1).tolist()
+    [0, 0]
+    """
+    cdef Py_ssize_t n = ids.shape[0], i
+    cdef uint64_t p = <uint64_t>peers
+    if not 1 <= peers <= INT32_MAX:
+        raise ValueError(f"peers must be at least 1, not {peers}")
+    out_a = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] out = out_a
+    with nogil:
+        for i in range(n):
+            out[i] = <int32_t>(mix64(<uint64_t>ids[i]) % p)
+    return out_a
+
+
+def group_stably(const int32_t[::1] items, const int32_t[::1] group, Py_ssize_t groups):
+    """``items`` in order of ``group`` (of each item, below ``groups``),
+    keeping their order within a group (a counting sort); returns the
+    items (int32) and where each group starts (``groups + 1`` offsets).
+
+    >>> import numpy as np
+    >>> [a.tolist() for a in group_stably(np.array([7, 8, 9], np.int32),
+    ...                                   np.array([1, 0, 1], np.int32), 2)]
+    [[8, 7, 9], [0, 1, 3]]
+    """
+    cdef Py_ssize_t n = items.shape[0], i, g
+    if group.shape[0] != n:
+        raise ValueError("a group per item")
+    for i in range(n):
+        if not 0 <= group[i] < groups:
+            raise IndexError(f"group {group[i]} of item {i} beyond {groups}")
+    starts_a = np.zeros(groups + 1, dtype=np.int64)
+    out_a = np.empty(n, dtype=np.int32)
+    fill_a = np.empty(groups, dtype=np.int64)
+    cdef int64_t[::1] starts = starts_a
+    cdef int32_t[::1] out = out_a
+    cdef int64_t[::1] fill = fill_a
+    with nogil:
+        for i in range(n):
+            starts[group[i] + 1] += 1
+        for g in range(groups):
+            starts[g + 1] += starts[g]
+            fill[g] = starts[g]
+        for i in range(n):
+            out[fill[group[i]]] = items[i]
+            fill[group[i]] += 1
+    return out_a, starts_a
 
 
 cdef inline void _insertion_sort(int64_t *v, Py_ssize_t n) noexcept nogil:
@@ -1885,66 +1983,98 @@ def label_modes(const int64_t[::1] starts, const int32_t[::1] heard,
 
 
 @cython.overflowcheck(False)
-def mirror_holders(const int64_t[::1] starts, const int32_t[::1] heard,
-                   const int64_t[::1] ids, const unsigned char[::1] heavy,
-                   const unsigned char[::1] skip, Py_ssize_t me, Py_ssize_t peers):
-    """The workers other than ``me`` that hold a mirror of each listener
-    not marked in ``skip``: listener ``v`` (ids ``ids``, its neighbours
-    ``heard[starts[v]:starts[v + 1]]``) is heard at the worker that keeps
-    each arc "u hears v", u a neighbour (u's owner, or for a ``heavy`` u
-    the worker of the hash of both ends, as :func:`label_records` places
-    them). Returns ``(listener, worker)`` pairs, each once, listeners
-    ascending.
+def mirror_lists(const int64_t[::1] starts, const int32_t[::1] heard, const int64_t[::1] ids,
+                 const unsigned char[::1] heavy, const unsigned char[::1] skip,
+                 const int64_t[::1] by_id, Py_ssize_t me, Py_ssize_t peers):
+    """Per listener not marked in ``skip`` (ids ``ids``, neighbours
+    ``heard[starts[v]:starts[v + 1]]``), the other workers that hold it as
+    a mirror, and its number there. A listener ``v`` is heard at the worker
+    that keeps each arc "u hears v", u a neighbour: u's owner, or for a
+    ``heavy`` u the worker of the hash of both ends (as
+    :func:`label_records` places the arcs). Each such worker numbers the
+    mirrors of this one's vertices in order of id, so ``v``'s number at
+    worker ``w`` is ``me << 32 | r``, ``r`` its rank by id among this
+    worker's listeners held at ``w`` (``by_id``: the listeners in order of
+    id). Returns ``(starts, worker, number)``, a list per listener. One pass
+    over the arcs in C, and one over the lists.
+
+    Two listeners, ids 20 and 10, both hearing id 1 (owned by worker 1 of
+    3): worker 1 holds both, 10 first.
 
     >>> import numpy as np
-    >>> pairs = mirror_holders(np.array([0, 1, 1]), np.array([1], np.int32), np.array([5, 6]),
-    ...                        np.zeros(2, np.uint8), np.zeros(2, np.uint8), 0, 1)
-    >>> [p.tolist() for p in pairs]
-    [[], []]
+    >>> starts, heard = np.array([0, 1, 2]), np.array([2, 2], np.int32)
+    >>> ids, flags = np.array([20, 10, 1]), np.zeros(3, np.uint8)
+    >>> fan = mirror_lists(starts, heard, ids, flags, flags, np.array([1, 0]), 0, 3)
+    >>> [a.tolist() for a in fan]
+    [[0, 1, 2], [1, 1], [1, 0]]
     """
-    cdef Py_ssize_t rows = starts.shape[0] - 1, n = ids.shape[0], v, j, k = 0, u, t
-    cdef int64_t w
+    cdef Py_ssize_t rows = starts.shape[0] - 1, n = ids.shape[0], m = heard.shape[0]
+    cdef Py_ssize_t v, i, j, k, bound = 0, at = 0, ahead
     cdef uint64_t p = <uint64_t>peers
+    cdef int64_t w
+    cdef int32_t u
+    cdef bint any_heavy = False
     if peers < 1 or not 0 <= me < peers:
         raise ValueError(f"worker {me} of {peers}")
     if rows < 0 or rows > n or heavy.shape[0] != n or skip.shape[0] < rows:
         raise ValueError("ids and heavy need a cell per number, skip one per listener")
+    if by_id.shape[0] != rows:
+        raise ValueError("by_id orders every listener")
     _rows_of(starts, rows, heard, n)
+    _within(by_id, rows, "listener")
     for v in range(rows):
         if not skip[v]:
-            k += min(starts[v + 1] - starts[v], peers - 1)
-    listener_a = np.empty(k, dtype=np.int32)
-    worker_a = np.empty(k, dtype=np.int32)
-    k = 0
+            bound += min(starts[v + 1] - starts[v], peers - 1)
+    for i in range(n):
+        any_heavy |= heavy[i] != 0
+    owner_a = np.empty(n, dtype=np.int32)
     seen_a = np.zeros(peers, dtype=np.uint8)
-    touched_a = np.empty(peers, dtype=np.int64)
-    cdef int32_t[::1] listener = listener_a
-    cdef int32_t[::1] worker = worker_a
+    held_a = np.empty(bound, dtype=np.int32)     # each listener's holders, in number order
+    out_starts_a = np.zeros(rows + 1, dtype=np.int64)
+    next_a = np.zeros(peers, dtype=np.int64)
+    cdef int32_t[::1] owner = owner_a
     cdef unsigned char[::1] seen = seen_a
-    cdef int64_t[::1] touched = touched_a
+    cdef int32_t[::1] held = held_a
+    cdef int64_t[::1] out_starts = out_starts_a
+    cdef int64_t[::1] next_rank = next_a
     with nogil:
+        for i in range(n):
+            owner[i] = <int32_t>(mix64(<uint64_t>ids[i]) % p)
         for v in range(rows):
             if skip[v]:
+                out_starts[v + 1] = out_starts[v]
                 continue
-            t = 0
+            k = at
             for j in range(starts[v], starts[v + 1]):
+                ahead = j + AHEAD
+                if ahead < m:
+                    prefetch(&owner[heard[ahead]])
                 u = heard[j]
-                if heavy[u]:
+                if any_heavy and heavy[u]:
                     w = <int64_t>((mix64(<uint64_t>ids[u])
                                    ^ mix64(<uint64_t>ids[v] + PAIR_SEED)) % p)
                 else:
-                    w = <int64_t>(mix64(<uint64_t>ids[u]) % p)
-                if w == me or seen[w]:
-                    continue
-                seen[w] = 1
-                touched[t] = w
-                t += 1
-                listener[k] = <int32_t>v
-                worker[k] = <int32_t>w
-                k += 1
-            for j in range(t):
-                seen[touched[j]] = 0
-    return listener_a[:k].copy(), worker_a[:k].copy()
+                    w = owner[u]
+                if w != me and not seen[w]:
+                    seen[w] = 1
+                    held[at] = <int32_t>w
+                    at += 1
+            for j in range(k, at):
+                seen[held[j]] = 0
+            out_starts[v + 1] = at
+    worker_a = np.empty(at, dtype=np.int32)
+    number_a = np.empty(at, dtype=np.int64)
+    cdef int32_t[::1] worker = worker_a
+    cdef int64_t[::1] number = number_a
+    with nogil:
+        for i in range(rows):
+            v = by_id[i]
+            for j in range(out_starts[v], out_starts[v + 1]):
+                w = held[j]
+                worker[j] = <int32_t>w
+                number[j] = <int64_t>me << 32 | next_rank[w]
+                next_rank[w] += 1
+    return out_starts_a, worker_a, number_a
 
 
 def fan_out(const int64_t[::1] rows, const int64_t[::1] new, const int64_t[::1] starts,

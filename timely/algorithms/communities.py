@@ -38,16 +38,20 @@ import numpy as np
 
 from timely.algorithms._graph import (
     add_arcs,
-    arc_degrees,
+    arc_listeners,
     bucket_ends,
     compact_arcs,
     edge_hash,
     fan_out,
+    group_stably,
     heavy_buckets,
     label_modes,
     label_records,
-    mirror_holders,
-    relabel_arcs,
+    mark_heard,
+    mirror_lists,
+    owners,
+    relabel_listeners,
+    renumber,
     vertex_hash,
     vertex_records,
 )
@@ -107,15 +111,6 @@ def _complete(time: tuple, frontiers) -> bool:
 
 def _owner(ids: np.ndarray, peers: int) -> np.ndarray:
     return (vertex_hash(ids) % np.uint64(peers)).astype(np.int64)
-
-
-def _by_worker_then_id(worker: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """The order of rows by ``worker``, then by ``ids`` (distinct within a
-    worker): an argsort of the ids, then a stable one (a radix sort) of
-    the workers."""
-    by_id = np.argsort(ids)
-    small = np.int16 if len(worker) and worker.max() < 2**15 else np.int64
-    return by_id[np.argsort(worker[by_id].astype(small), kind="stable")]
 
 
 def _distinct(ids: np.ndarray) -> np.ndarray:
@@ -372,7 +367,12 @@ class _Share:
     def build(self) -> Batch:
         """Turns the arcs into the CSR and each listener's mirrors into
         lists; returns the ``(node, label)`` answers of the vertices
-        without arcs, dropped from the share."""
+        without arcs, dropped from the share.
+
+        The listeners are numbered first, most arcs first (the labels read
+        most often sit together), and the arcs sorted and halved by them
+        before anything else is made; then the mirrors by owner and id, then
+        the heavy vertices only heard."""
         index = self.index
         assert index is not None
         me, peers = self.me, self.peers
@@ -392,29 +392,13 @@ class _Share:
         owned[is_heavy] |= _owner(ids[is_heavy], peers) == me
         arcs = self.arcs[:self.used]
         listens = np.zeros(size, dtype=np.int32)
-        hears = np.zeros(size, dtype=np.int32)
-        arc_degrees(arcs, listens, hears)
-        listening = listens > 0
-        kept = listening | (hears > 0) | is_heavy
-        alone = ids[owned & ~kept]
-        first = np.flatnonzero(listening)
-        first = first[np.argsort(-listens[first], kind="stable")]
+        arc_listeners(arcs, listens)
+        first = np.flatnonzero(listens)
+        first = first[np.argsort(-listens[first], kind="stable")].astype(np.int32)
         del listens
-        mirrors = np.flatnonzero(~listening & (hears > 0) & ~is_heavy)
-        del hears
-        owner = _owner(ids[mirrors], peers)
-        by_owner = _by_worker_then_id(owner, ids[mirrors])
-        mirrors = mirrors[by_owner]
-        self.base = np.searchsorted(owner[by_owner], np.arange(peers)) + len(first)
-        del owner, by_owner
-        rest = np.flatnonzero(~listening & is_heavy)
-        order = np.concatenate([first, mirrors, rest])   # new number -> old number
-        owned |= listening & ~is_heavy
-        del kept
         rank = np.full(size, -1, dtype=np.int32)
-        rank[order] = np.arange(len(order), dtype=np.int32)
-        relabel_arcs(arcs, rank)
-        del rank
+        rank[first] = np.arange(len(first), dtype=np.int32)
+        relabel_listeners(arcs, rank)
         arcs.sort()
         del arcs
         count, listeners, sizes = compact_arcs(self.arcs, self.used)
@@ -424,38 +408,47 @@ class _Share:
         self.starts = np.zeros(self.listeners + 1, dtype=np.int64)
         self.starts[1 + listeners] = sizes
         np.cumsum(self.starts, out=self.starts)
+        del listeners, sizes
+        listening = rank >= 0
+        heard = np.zeros(size, dtype=np.uint8)
+        mark_heard(self.heard, heard)
+        alone = ids[owned & ~(listening | heard.view(bool) | is_heavy)]
+        # The mirrors by owner, then id: the order every owner can tell.
+        mirrors = np.flatnonzero(heard.view(bool) & ~listening & ~is_heavy).astype(np.int32)
+        del heard
+        mirrors = mirrors[np.argsort(ids[mirrors])]
+        mirrors, groups = group_stably(mirrors, owners(ids[mirrors], peers), peers)
+        self.base = groups[:-1] + len(first)
+        rest = np.flatnonzero(~listening & is_heavy).astype(np.int32)
+        order = np.concatenate([first, mirrors, rest])      # new number -> old number
+        del first, mirrors, rest, groups
+        owned |= listening & ~is_heavy
+        del listening
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        renumber(self.heard, rank)
+        del rank
         self.ids = ids[order]
         del ids
         heavy_new = is_heavy[order]
-        self.owned = np.flatnonzero(owned[order])
-        del owned, is_heavy
+        self.owned = np.flatnonzero(owned[order]).astype(np.int32)
+        del owned, is_heavy, order
         self.skip = heavy_new[:self.listeners].astype(np.uint8)
         self.labels = self.ids.copy()
-        self.changed = np.zeros(len(order), dtype=np.uint8)
+        self.changed = np.zeros(len(self.ids), dtype=np.uint8)
         self.heavy_numbers = np.flatnonzero(heavy_new)
         self.heavy_known = self.ids[self.heavy_numbers]
         at = np.argsort(self.heavy_known)
         self.heavy_known, self.heavy_numbers = self.heavy_known[at], self.heavy_numbers[at]
         if peers > 1:
-            self._mirror_lists(heavy_new.astype(np.uint8))
+            self._mirror_lists(heavy_new.view(np.uint8))
         return Batch(node=alone, label=alone.copy())
 
     def _mirror_lists(self, heavy: np.ndarray) -> None:
         """Per light listener, the workers holding a mirror of it and its
         number there (``fan_starts``, ``fan_worker``, ``fan_number``)."""
-        listener, worker = mirror_holders(self.starts, self.heard, self.ids, heavy, self.skip,
-                                          self.me, self.peers)
-        # Each worker numbers the mirrors of this one's vertices by id.
-        by_worker = _by_worker_then_id(worker, self.ids[listener])
-        worker_sorted = worker[by_worker]
-        group = np.searchsorted(worker_sorted, np.arange(self.peers))
-        rank = np.empty(len(by_worker), dtype=np.int64)
-        rank[by_worker] = np.arange(len(by_worker)) - group[worker_sorted]
-        del by_worker, worker_sorted
-        self.fan_starts = np.zeros(self.listeners + 1, dtype=np.int64)
-        np.cumsum(np.bincount(listener, minlength=self.listeners), out=self.fan_starts[1:])
-        self.fan_worker = worker        # mirror_holders gives the listeners ascending
-        self.fan_number = rank | np.int64(self.me) << 32
+        by_id = np.argsort(self.ids[:self.listeners])
+        self.fan_starts, self.fan_worker, self.fan_number = mirror_lists(
+            self.starts, self.heard, self.ids, heavy, self.skip, by_id, self.me, self.peers)
 
     # -- rounds ------------------------------------------------------------------
 
