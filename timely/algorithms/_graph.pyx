@@ -1477,24 +1477,36 @@ def bucket_ends(const int64_t[::1] src, const int64_t[::1] dst, const unsigned c
     return out_a[:k].copy()
 
 
+cdef inline void _record(int64_t *node, int64_t *heard, int32_t *tag, Py_ssize_t *fill,
+                         int64_t x, int64_t y, int64_t to, int kind) noexcept nogil:
+    cdef Py_ssize_t k = fill[to]
+    node[k] = x
+    heard[k] = y
+    tag[k] = <int32_t>to << 3 | kind
+    fill[to] = k + 1
+
+
 def label_records(const int64_t[::1] src, const int64_t[::1] dst, const int64_t[::1] heavy,
                   bint directed, Py_ssize_t peers):
     """The records of the edges ``src[i] -> dst[i]`` for the workers that
-    keep their arcs: ``(node, heard, tag)``, ``tag`` the worker of ``peers``
-    the row is for times 8 plus its kind (:func:`record_kinds` splits it).
-    An edge ``a -> b`` makes the arcs "b hears a" and "a hears b"
-    (directed, told apart as in- and out-arcs), each kept by the owner of
-    its listener, or, for a listener in ``heavy`` (ascending ids), by a
+    keep their arcs: ``(node, heard, tag, starts)``, ``tag`` the worker of
+    ``peers`` the row is for times 8 plus its kind (:func:`record_kinds`
+    splits it), the rows grouped by worker, worker ``w``'s from
+    ``starts[w]`` to ``starts[w + 1]`` (so a group is sent as it is, with
+    no split). An edge ``a -> b`` makes the arcs "b hears a" and "a hears
+    b" (directed, told apart as in- and out-arcs), each kept by the owner
+    of its listener, or, for a listener in ``heavy`` (ascending ids), by a
     worker chosen by a hash of both ends; a self-loop makes its vertex
-    only. Both arcs of an edge kept by one worker travel as one row.
+    only. Both arcs of an edge kept by one worker travel as one row. Two
+    passes in C (one counting, one placing).
 
     >>> import numpy as np
-    >>> node, heard, tag = label_records(np.array([1, 2]), np.array([2, 2]),
-    ...                                  np.zeros(0, np.int64), True, 1)
-    >>> node.tolist(), heard.tolist(), [k.tolist() for k in record_kinds(tag)]
-    ([1, 2], [2, 2], [[0, 0], [2, 4]])
+    >>> node, heard, tag, starts = label_records(np.array([1, 2]), np.array([2, 2]),
+    ...                                          np.zeros(0, np.int64), True, 1)
+    >>> node.tolist(), heard.tolist(), [k.tolist() for k in record_kinds(tag)], starts.tolist()
+    ([1, 2], [2, 2], [[0, 0], [2, 4]], [0, 2])
     """
-    cdef Py_ssize_t n = src.shape[0], h = heavy.shape[0], i, k = 0
+    cdef Py_ssize_t n = src.shape[0], h = heavy.shape[0], i, placing, total
     cdef int64_t a, b, ka, kb
     cdef uint64_t w = <uint64_t>peers
     if dst.shape[0] != n:
@@ -1502,39 +1514,51 @@ def label_records(const int64_t[::1] src, const int64_t[::1] dst, const int64_t[
     if not 1 <= peers <= TAGGED_PEERS:
         raise ValueError(f"records address 1 to {TAGGED_PEERS} workers, not {peers}")
     _ascending(heavy)
-    node_a = np.empty(2 * n, dtype=np.int64)
-    heard_a = np.empty(2 * n, dtype=np.int64)
-    tag_a = np.empty(2 * n, dtype=np.int32)
-    cdef int64_t[::1] node = node_a
-    cdef int64_t[::1] heard_ = heard_a
-    cdef int32_t[::1] tag = tag_a
+    starts_a = np.zeros(peers + 1, dtype=np.int64)
+    fill_a = np.zeros(peers, dtype=np.intp)
+    cdef int64_t[::1] starts = starts_a
+    cdef Py_ssize_t[::1] fill = fill_a
     cdef const int64_t *hv = &heavy[0] if h else NULL
-    with nogil:
-        for i in range(n):
-            a = src[i]
-            b = dst[i]
-            if a == b:
-                node[k] = a
-                heard_[k] = a
-                tag[k] = <int32_t>(mix64(<uint64_t>a) % w) << 3 | VERTEX
-                k += 1
-                continue
-            kb = _keeper(b, a, hv, h, w)        # "b hears a"
-            ka = _keeper(a, b, hv, h, w)        # "a hears b"
-            if ka == kb:
-                node[k] = a
-                heard_[k] = b
-                tag[k] = <int32_t>ka << 3 | (EDGE if directed else PAIR)
-                k += 1
-                continue
-            node[k] = b
-            heard_[k] = a
-            tag[k] = <int32_t>kb << 3 | ARC_IN
-            node[k + 1] = a
-            heard_[k + 1] = b
-            tag[k + 1] = <int32_t>ka << 3 | (ARC_OUT if directed else ARC_IN)
-            k += 2
-    return node_a[:k], heard_a[:k], tag_a[:k]
+    cdef int64_t *node = NULL
+    cdef int64_t *heard_ = NULL
+    cdef int32_t *tag = NULL
+    for placing in range(2):
+        if placing:
+            total = 0
+            for i in range(peers):
+                fill[i] = total
+                total += starts[i + 1]
+                starts[i + 1] = total
+            node_a = np.empty(total, dtype=np.int64)
+            heard_a = np.empty(total, dtype=np.int64)
+            tag_a = np.empty(total, dtype=np.int32)
+            node = <int64_t *>cnp.PyArray_DATA(node_a)
+            heard_ = <int64_t *>cnp.PyArray_DATA(heard_a)
+            tag = <int32_t *>cnp.PyArray_DATA(tag_a)
+        with nogil:
+            for i in range(n):
+                a = src[i]
+                b = dst[i]
+                if a == b:
+                    ka = <int64_t>(mix64(<uint64_t>a) % w)
+                    if placing:
+                        _record(node, heard_, tag, &fill[0], a, a, ka, VERTEX)
+                    else:
+                        starts[ka + 1] += 1
+                    continue
+                kb = _keeper(b, a, hv, h, w)        # "b hears a"
+                ka = _keeper(a, b, hv, h, w)        # "a hears b"
+                if not placing:
+                    starts[ka + 1] += 1
+                    if kb != ka:
+                        starts[kb + 1] += 1
+                elif ka == kb:
+                    _record(node, heard_, tag, &fill[0], a, b, ka, EDGE if directed else PAIR)
+                else:
+                    _record(node, heard_, tag, &fill[0], b, a, kb, ARC_IN)
+                    _record(node, heard_, tag, &fill[0], a, b, ka,
+                            ARC_OUT if directed else ARC_IN)
+    return node_a, heard_a, tag_a, starts_a
 
 
 def record_kinds(const int32_t[::1] tag):
@@ -1551,24 +1575,40 @@ def record_kinds(const int32_t[::1] tag):
 
 def vertex_records(const int64_t[::1] nodes, Py_ssize_t peers):
     """The records of vertices ``nodes`` for their owners, as
-    :func:`label_records` makes them: ``(node, heard, tag)``.
+    :func:`label_records` makes them: ``(node, heard, tag, starts)``,
+    grouped by worker.
 
     >>> import numpy as np
-    >>> node, heard, tag = vertex_records(np.array([5]), 1)
-    >>> node.tolist(), heard.tolist(), [k.tolist() for k in record_kinds(tag)]
-    ([5], [5], [[0], [4]])
+    >>> node, heard, tag, starts = vertex_records(np.array([5]), 1)
+    >>> node.tolist(), heard.tolist(), [k.tolist() for k in record_kinds(tag)], starts.tolist()
+    ([5], [5], [[0], [4]], [0, 1])
     """
-    cdef Py_ssize_t n = nodes.shape[0], i
+    cdef Py_ssize_t n = nodes.shape[0], i, total = 0
+    cdef int64_t w
+    cdef uint64_t p = <uint64_t>peers
     if not 1 <= peers <= TAGGED_PEERS:
         raise ValueError(f"records address 1 to {TAGGED_PEERS} workers, not {peers}")
-    node_a = np.array(nodes, dtype=np.int64)
+    starts_a = np.zeros(peers + 1, dtype=np.int64)
+    fill_a = np.zeros(peers, dtype=np.intp)
+    node_a = np.empty(n, dtype=np.int64)
     tag_a = np.empty(n, dtype=np.int32)
+    cdef int64_t[::1] starts = starts_a
+    cdef Py_ssize_t[::1] fill = fill_a
+    cdef int64_t[::1] node = node_a
     cdef int32_t[::1] tag = tag_a
-    cdef uint64_t w = <uint64_t>peers
     with nogil:
         for i in range(n):
-            tag[i] = <int32_t>(mix64(<uint64_t>nodes[i]) % w) << 3 | VERTEX
-    return node_a, node_a, tag_a
+            starts[mix64(<uint64_t>nodes[i]) % p + 1] += 1
+        for i in range(peers):
+            fill[i] = total
+            total += starts[i + 1]
+            starts[i + 1] = total
+        for i in range(n):
+            w = <int64_t>(mix64(<uint64_t>nodes[i]) % p)
+            node[fill[w]] = nodes[i]
+            tag[fill[w]] = <int32_t>w << 3 | VERTEX
+            fill[w] += 1
+    return node_a, node_a, tag_a, starts_a
 
 
 def add_arcs(uint64_t[::1] arcs, Py_ssize_t at, const int64_t[::1] node,

@@ -79,7 +79,7 @@ __all__ = ["label_propagation"]
 HEAVY_AT = 4096
 HEAVY_SHARE = 8
 _BUCKETS = 1 << 16          # the hashed counters that find heavy candidates
-_EDGES_A_MESSAGE = 1 << 14  # edges turned into records per message
+_EDGES_A_MESSAGE = 1 << 16  # edges turned into records per message
 _CHANGES_A_MESSAGE = 1 << 15  # changed vertices per message of a round
 _ARCS_RESERVED = 1 << 22    # packed arcs first reserved (32 MiB of address space)
 _IN_FLIGHT = 2 << 20        # bytes sent and not yet taken in, above which a sender waits
@@ -190,25 +190,43 @@ class _Inputs:
         self.heavy: list[np.ndarray] = []
 
     def records(self, directed: bool, peers: int) -> Iterator[Batch]:
-        """The records of the nodes, then of the edges, a message at a time;
-        each array is let go once its records are made. (The nodes first:
-        where they are dense ids, a worker's index of ids is dense from the
-        start.)"""
+        """The records of the nodes, then of the edges, a message per worker
+        and slice of ``_EDGES_A_MESSAGE``, each sent as it is (no split);
+        ids travel as int32 where a whole array fits. Each array is let go
+        once its records are made. (The nodes first: where they are dense
+        ids, a worker's index of ids is dense from the start.)"""
         heavy = _distinct(np.concatenate(self.heavy)) if self.heavy else np.zeros(0, np.int64)
         nodes, self.nodes = self.nodes, []
         while nodes:
             ids = nodes.pop(0)
+            narrow = _fits_int32(ids)
             for i in range(0, len(ids), _EDGES_A_MESSAGE):
-                node, heard, tag = vertex_records(ids[i:i + _EDGES_A_MESSAGE], peers)
-                yield Batch(node=node, heard=heard, tag=tag)
+                yield from _by_worker(*vertex_records(ids[i:i + _EDGES_A_MESSAGE], peers),
+                                      narrow)
         edges, self.edges = self.edges, []
         while edges:
             s, d = edges.pop(0)
+            narrow = _fits_int32(s) and _fits_int32(d)
             for i in range(0, len(s), _EDGES_A_MESSAGE):
-                node, heard, tag = label_records(s[i:i + _EDGES_A_MESSAGE],
-                                                 d[i:i + _EDGES_A_MESSAGE], heavy, directed,
-                                                 peers)
-                yield Batch(node=node, heard=heard, tag=tag)
+                yield from _by_worker(*label_records(s[i:i + _EDGES_A_MESSAGE],
+                                                     d[i:i + _EDGES_A_MESSAGE], heavy, directed,
+                                                     peers), narrow)
+
+
+def _fits_int32(ids: np.ndarray) -> bool:
+    return not len(ids) or (int(ids.min()) >= -2**31 and int(ids.max()) < 2**31)
+
+
+def _by_worker(node: np.ndarray, heard: np.ndarray, tag: np.ndarray, starts: np.ndarray,
+               narrow: bool) -> Iterator[Batch]:
+    """A Batch of records per worker with any, its ids as int32 when
+    ``narrow``."""
+    for w in np.flatnonzero(np.diff(starts)):
+        part = slice(int(starts[w]), int(starts[w + 1]))
+        ends = (node[part], heard[part])
+        if narrow:
+            ends = tuple(e.astype(np.int32) for e in ends)
+        yield Batch(node=ends[0], heard=ends[1], tag=tag[part])
 
 
 class _Sender:
