@@ -1522,16 +1522,22 @@ def label_records(const int64_t[::1] src, const int64_t[::1] dst, const int64_t[
     cdef int64_t *node = NULL
     cdef int64_t *heard_ = NULL
     cdef int32_t *tag = NULL
-    for placing in range(2):
-        if placing:
+    if peers == 1:
+        # One worker keeps every arc: an edge is one row, so the rows are
+        # the edges, in order, with no counting pass.
+        starts[1] = n
+        fill[0] = 0
+    for placing in range(1 if peers == 1 else 0, 2):
+        if placing and peers > 1:
             total = 0
             for i in range(peers):
                 fill[i] = total
                 total += starts[i + 1]
                 starts[i + 1] = total
-            node_a = np.empty(total, dtype=np.int64)
-            heard_a = np.empty(total, dtype=np.int64)
-            tag_a = np.empty(total, dtype=np.int32)
+        if placing:
+            node_a = np.empty(starts[peers], dtype=np.int64)
+            heard_a = np.empty(starts[peers], dtype=np.int64)
+            tag_a = np.empty(starts[peers], dtype=np.int32)
             node = <int64_t *>cnp.PyArray_DATA(node_a)
             heard_ = <int64_t *>cnp.PyArray_DATA(heard_a)
             tag = <int32_t *>cnp.PyArray_DATA(tag_a)

@@ -194,19 +194,20 @@ class _Inputs:
         and slice of ``_EDGES_A_MESSAGE``, each sent as it is (no split);
         ids travel as int32 where a whole array fits. Each array is let go
         once its records are made. (The nodes first: where they are dense
-        ids, a worker's index of ids is dense from the start.)"""
+        ids, a worker's index of ids is dense from the start.) With one
+        worker nothing is sent: ids stay int64."""
         heavy = _distinct(np.concatenate(self.heavy)) if self.heavy else np.zeros(0, np.int64)
         nodes, self.nodes = self.nodes, []
         while nodes:
             ids = nodes.pop(0)
-            narrow = _fits_int32(ids)
+            narrow = peers > 1 and _fits_int32(ids)
             for i in range(0, len(ids), _EDGES_A_MESSAGE):
                 yield from _by_worker(*vertex_records(ids[i:i + _EDGES_A_MESSAGE], peers),
                                       narrow)
         edges, self.edges = self.edges, []
         while edges:
             s, d = edges.pop(0)
-            narrow = _fits_int32(s) and _fits_int32(d)
+            narrow = peers > 1 and _fits_int32(s) and _fits_int32(d)
             for i in range(0, len(s), _EDGES_A_MESSAGE):
                 yield from _by_worker(*label_records(s[i:i + _EDGES_A_MESSAGE],
                                                      d[i:i + _EDGES_A_MESSAGE], heavy, directed,
