@@ -136,3 +136,12 @@ def test_the_rounds_send_only_the_labels_that_change():
     # vertex: no more than the arcs, and falling as the labels settle.
     assert per_round and max(per_round.values()) <= 2 * len(src)
     assert per_round[max(per_round)] < per_round[1]
+
+
+def test_workers_holding_only_named_vertices_answer_them(workers):
+    # Worker 0 is given the edges; every worker names vertices of its own,
+    # most of them without edges (some workers then keep no arc at all).
+    edges = [(1, 2), (5, 5), (2, 3)]
+    nodes = list(range(0, 40, 3)) + [2**62, -2**62]
+    got = run_times([edges], [nodes], 3, True, workers, all_on_first=True)
+    assert got == expected([edges], [nodes], 3, True)

@@ -30,6 +30,7 @@ ends; the workers' counts of its labels meet on the workers of each
 
 from __future__ import annotations
 
+import mmap
 from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -80,7 +81,7 @@ HEAVY_SHARE = 8
 _BUCKETS = 1 << 16          # the hashed counters that find heavy candidates
 _EDGES_A_MESSAGE = 1 << 16  # edges turned into records per message
 _CHANGES_A_MESSAGE = 1 << 15  # changed vertices per message of a round
-_ARCS_RESERVED = 1 << 22    # packed arcs first reserved (32 MiB of address space)
+_ARCS_RESERVED = 1 << 22    # packed arcs first mapped (32 MiB of address space)
 _IN_FLIGHT = 2 << 20        # bytes sent and not yet taken in, above which a sender waits
 _LOOK_AGAIN = 200e-6        # seconds between a waiting sender's looks
 
@@ -324,6 +325,39 @@ def _records(edges: Stream[Batch], nodes: Stream[Batch] | None, heavy: Stream[Ba
 # ---------------------------------------------------------------------------
 
 
+class _Mapped:
+    """A buffer mapped from the system, private to the process: it grows
+    and shrinks in place (``mremap``; where that is refused, a new mapping
+    and a copy), only what is written is resident, and what it gives back
+    leaves no hole in the C heap (numpy's ``resize`` copies). Views of it
+    (:meth:`view`) must be let go before it is resized."""
+
+    def __init__(self) -> None:
+        self.map: mmap.mmap | None = None
+
+    def __len__(self) -> int:
+        return len(self.map) if self.map is not None else 0
+
+    def resize(self, size: int) -> None:
+        size = max(size, 1)
+        if self.map is None:
+            self.map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            return
+        try:
+            self.map.resize(size)
+        except (OSError, SystemError):
+            grown = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            keep = min(size, len(self.map))
+            grown[:keep] = self.map[:keep]
+            self.map.close()
+            self.map = grown
+
+    def view(self, dtype, count: int) -> np.ndarray:
+        if self.map is None:
+            self.resize(1)
+        return np.frombuffer(self.map, dtype=dtype, count=count)
+
+
 class _Share:
     """One worker's part of the label propagation of one time.
 
@@ -349,7 +383,7 @@ class _Share:
     def __init__(self, me: int, peers: int) -> None:
         self.me, self.peers = me, peers
         self.index: KeyIndex | None = KeyIndex(1)
-        self.arcs = np.zeros(0, dtype=np.uint64)
+        self.arcs = _Mapped()       # the packed arcs, then the heard numbers
         self.used = 0
         self.named = Growing(np.uint8)          # per number: a vertex record came
         self.numbers = np.zeros(0, dtype=np.int64)   # a message's numbers, reused
@@ -367,17 +401,12 @@ class _Share:
         listener = self.index.insert([batch["node"]], out=self.numbers[:n])
         heard = self.index.insert([batch["heard"]], out=self.numbers[n:2 * n])
         self.named.resize(len(self.index))
-        if self.used + 2 * n > len(self.arcs):
-            if not len(self.arcs):
-                # Mapped from the OS (too large for the heap) and touched only
-                # as filled: it then grows in place (mremap) and gives back
-                # what it no longer holds, leaving no hole in the heap.
-                self.arcs = np.empty(max(_ARCS_RESERVED, 2 * n), dtype=np.uint64)
-            else:
-                self.arcs.resize(max(self.used + 2 * n, len(self.arcs) + len(self.arcs) // 4),
-                                 refcheck=False)
-        self.used = add_arcs(self.arcs, self.used, listener, heard,
-                             np.ascontiguousarray(batch["tag"], dtype=np.int32), self.named.view)
+        room = len(self.arcs) // 8
+        if self.used + 2 * n > room:
+            self.arcs.resize(8 * max(self.used + 2 * n, room + room // 2, _ARCS_RESERVED))
+        self.used = add_arcs(self.arcs.view(np.uint64, len(self.arcs) // 8), self.used, listener,
+                             heard, np.ascontiguousarray(batch["tag"], dtype=np.int32),
+                             self.named.view)
 
     def build(self) -> Batch:
         """Turns the arcs into the CSR and each listener's mirrors into
@@ -405,7 +434,7 @@ class _Share:
         ids = np.asarray(index.keys()[0]).astype(np.int64, copy=False)
         self.index = index = None
         owned[is_heavy] |= owners(ids[is_heavy], peers) == me
-        arcs = self.arcs[:self.used]
+        arcs = self.arcs.view(np.uint64, self.used)
         listens = np.zeros(size, dtype=np.int32)
         arc_listeners(arcs, listens)
         first = np.flatnonzero(listens)
@@ -416,9 +445,9 @@ class _Share:
         relabel_listeners(arcs, rank)
         arcs.sort()
         del arcs
-        count, listeners, sizes = compact_arcs(self.arcs, self.used)
-        self.arcs.resize((count + 1) // 2, refcheck=False)   # realloc: gives the rest back
-        self.heard = self.arcs.view(np.int32)[:count]
+        count, listeners, sizes = compact_arcs(self.arcs.view(np.uint64, self.used), self.used)
+        self.arcs.resize(4 * count)                        # in place: gives the rest back
+        self.heard = self.arcs.view(np.int32, count)
         self.listeners = len(first)
         self.starts = np.zeros(self.listeners + 1, dtype=np.int64)
         self.starts[1 + listeners] = sizes
