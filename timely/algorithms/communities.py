@@ -57,7 +57,7 @@ from timely.algorithms._graph import (
 )
 from timely.algorithms.edges import by_vertex, edge_ends, node_ids
 from timely.algorithms.ids import Ids, VertexIds
-from timely.algorithms.propagation import Growing
+from timely.algorithms.propagation import Growing, loop_round, outer_time
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
@@ -220,10 +220,11 @@ def _by_worker(node: np.ndarray, heard: np.ndarray, tag: np.ndarray, starts: np.
     ``narrow``."""
     for w in np.flatnonzero(np.diff(starts)):
         part = slice(int(starts[w]), int(starts[w + 1]))
-        ends = (node[part], heard[part])
         if narrow:
-            ends = tuple(e.astype(np.int32) for e in ends)
-        yield Batch(node=ends[0], heard=ends[1], tag=tag[part])
+            yield Batch(node=node[part].astype(np.int32), heard=heard[part].astype(np.int32),
+                        tag=tag[part])
+        else:
+            yield Batch(node=node[part], heard=heard[part], tag=tag[part])
 
 
 class _Sender:
@@ -300,8 +301,8 @@ def _records(edges: Stream[Batch], nodes: Stream[Batch] | None, heavy: Stream[Ba
                     if not len(data):
                         continue
                     if port == 0:
-                        given.edges.append(tuple(np.ascontiguousarray(c)
-                                                 for c in edge_ends(data, src, dst)))
+                        s, d = edge_ends(data, src, dst)
+                        given.edges.append((np.ascontiguousarray(s), np.ascontiguousarray(d)))
                     elif port == 1:
                         given.heavy.append(node_ids(data))
                     else:
@@ -310,8 +311,8 @@ def _records(edges: Stream[Batch], nodes: Stream[Batch] | None, heavy: Stream[Ba
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                cap = item[0]
-                sender.add(out, cap, held.pop(cap.time).records(directed, peers))
+                ready = item[0]
+                sender.add(out, ready, held.pop(ready.time).records(directed, peers))
             sender.send()
 
         return run
@@ -355,6 +356,7 @@ class _Mapped:
     def view(self, dtype, count: int) -> np.ndarray:
         if self.map is None:
             self.resize(1)
+        assert self.map is not None
         return np.frombuffer(self.map, dtype=dtype, count=count)
 
 
@@ -622,7 +624,7 @@ def _propagate(records, heavy, changes, heavy_changes, iterations: int):
         def run(frontiers):
             for port, inp in enumerate(ports):
                 for cap, data in inp:
-                    outer, t = cap.time[:-1], cap.time[-1]
+                    outer, t = outer_time(cap.time), loop_round(cap.time)
                     entry = live.get(outer)
                     if entry is None:
                         if t != 0:
@@ -705,7 +707,7 @@ def _heavy_labels(best: Stream[Batch], peers: int, iterations: int) -> Stream[Ba
 
     def step(cap, rows):
         (got,) = rows
-        outer, t = cap.time[:-1], cap.time[-1]
+        outer, t = outer_time(cap.time), loop_round(cap.time)
         if got is None:
             return None
         top = _best(np.asarray(got["node"]), np.asarray(got["label"]),
