@@ -215,10 +215,13 @@ def test_key_index_numbers_keys_as_a_dict_does(chunks, width):
     assert list(zip(*[k.tolist() for k in index.take(ids)])) == held[::-1]
 
 
-def test_key_index_numbers_alike_as_it_moves_between_direct_cells_and_hashing():
+@pytest.mark.parametrize("asked", [False, True])
+def test_key_index_numbers_alike_as_it_moves_between_direct_cells_and_hashing(asked):
     # Dense ids are addressed directly; a far id moves the index to hashing;
     # enough ids below it make it dense enough to move back; a negative id
-    # moves it to hashing again. The numbers never change.
+    # moves it to hashing again. The numbers never change, whether the keys
+    # are asked for along the way (kept beside the table from then on) or
+    # only at the end (read from the table).
     index = KeyIndex(1)
     numbers: dict = {}
     rng = np.random.default_rng(7)
@@ -231,6 +234,9 @@ def test_key_index_numbers_alike_as_it_moves_between_direct_cells_and_hashing():
         assert index.insert([chunk]).tolist() == [numbers[k] for k in chunk.tolist()]
         probe = np.array([*rng.choice(list(numbers), 50), 10**9, -7], dtype=np.int64)
         assert index.lookup([probe]).tolist() == [numbers.get(k, -1) for k in probe.tolist()]
+        if asked:
+            held = list(numbers)
+            assert index.take(np.array([0, len(held) - 1]))[0].tolist() == [held[0], held[-1]]
     assert index.keys()[0].tolist() == list(numbers)
     assert index.take(np.array([len(numbers) - 1, 0]))[0].tolist() == [-5, 0]
 

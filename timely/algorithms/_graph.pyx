@@ -3,7 +3,7 @@
 cimport cython
 cimport numpy as cnp
 from libc.math cimport INFINITY
-from libc.stdint cimport INT32_MAX, INT64_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport INT32_MAX, INT64_MAX, int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memmove, memset
 
 import numpy as np
@@ -1205,41 +1205,6 @@ def triangle_links(const int64_t[::1] starts, const int32_t[::1] targets,
             found = _triangles(n, &starts[0], t_p, NULL, &visiting_starts[0], vt_p, vw_p,
                                links_p, &flags[0])
     return found
-
-
-def most_frequent(const int64_t[::1] group, const int64_t[::1] label,
-                  const int64_t[::1] count, Py_ssize_t groups):
-    """Per group ``0..groups - 1`` of the distinct ``(group[i], label[i])``
-    pairs, each seen ``count[i]`` times: the label seen most often, the
-    least such label on a tie. Returns ``(best, found)``; ``found[g]`` is 0
-    for a group without pairs. One pass in C.
-
-    >>> import numpy as np
-    >>> best, found = most_frequent(np.array([0, 0, 0, 2]), np.array([7, 3, 5, 9]),
-    ...                             np.array([2, 2, 1, 1]), 3)
-    >>> best.tolist(), found.tolist()
-    ([3, 0, 9], [1, 0, 1])
-    """
-    cdef Py_ssize_t n = group.shape[0], i
-    cdef int64_t g
-    if label.shape[0] != n or count.shape[0] != n:
-        raise ValueError("group, label and count differ in length")
-    _within(group, groups, "pair group")
-    best_a = np.zeros(groups, dtype=np.int64)
-    most_a = np.zeros(groups, dtype=np.int64)
-    found_a = np.zeros(groups, dtype=np.uint8)
-    cdef int64_t[::1] best = best_a
-    cdef int64_t[::1] most = most_a
-    cdef unsigned char[::1] found = found_a
-    with nogil:
-        for i in range(n):
-            g = group[i]
-            if (not found[g] or count[i] > most[g]
-                    or (count[i] == most[g] and label[i] < best[g])):
-                found[g] = 1
-                most[g] = count[i]
-                best[g] = label[i]
-    return best_a, found_a
 
 
 @cython.overflowcheck(False)
@@ -2518,3 +2483,811 @@ cdef class LeastValues:
         if self.floating:
             return _cells_out(self, &self.changed, False, most, <double>0)
         return _cells_out(self, &self.changed, False, most, <int64_t>0)
+# ---------------------------------------------------------------------------
+# Communities: synchronous label propagation (timely.algorithms.communities)
+# ---------------------------------------------------------------------------
+#
+# One worker's share of the graph is a set of arcs "x hears y" (x counts y's
+# label): the arcs of a vertex are kept by its owner (the worker of
+# mix64(id) % peers, as edges.by_vertex routes), except those of a heavy
+# vertex, which are spread by a hash of both ends. On a worker, every vertex
+# it deals with has a number below 2**31; an arc is packed in a uint64 as
+# listener << 32 | heard << 1 | direction, so that sorting the packed arcs
+# groups them by listener and puts repeats side by side.
+
+cdef extern from "prefetch.h" nogil:
+    void prefetch "tly_prefetch"(const void *p)
+
+# The kinds of record (label_records, vertex_records, add_arcs): one arc
+# (node hears heard, in or out), a whole edge node -> heard whose two arcs
+# go to one worker (directed: heard hears node in, node hears heard out;
+# undirected: both plain), or a vertex to keep.
+cdef enum:
+    ARC_IN = 0
+    ARC_OUT = 1
+    EDGE = 2
+    PAIR = 3
+    VERTEX = 4
+
+cdef enum:
+    AHEAD = 16          # arcs between a label's prefetch and its read
+    SORTED_UP_TO = 24   # rows up to this length are sorted; longer ones hashed
+
+cdef int64_t NUMBERS = 1 << 31
+cdef Py_ssize_t TAGGED_PEERS = 1 << 28     # a record's tag holds its worker times 8
+cdef uint64_t PAIR_SEED = 0x632BE59BD9B4E019
+
+
+cdef inline bint _member(const int64_t *ids, Py_ssize_t n, int64_t x) noexcept nogil:
+    # Binary search of the ascending ids[0:n].
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ids[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < n and ids[lo] == x
+
+
+@cython.overflowcheck(False)
+cdef inline int64_t _keeper(int64_t x, int64_t y, const int64_t *heavy, Py_ssize_t h,
+                            uint64_t peers) noexcept nogil:
+    # The worker that keeps the arc "x hears y".
+    if h and _member(heavy, h, x):
+        return <int64_t>((mix64(<uint64_t>x) ^ mix64(<uint64_t>y + PAIR_SEED)) % peers)
+    return <int64_t>(mix64(<uint64_t>x) % peers)
+
+
+cdef int _ascending(const int64_t[::1] ids) except -1:
+    cdef Py_ssize_t i
+    for i in range(1, ids.shape[0]):
+        if ids[i] <= ids[i - 1]:
+            raise ValueError("the heavy vertices must be distinct and ascending")
+    return 0
+
+
+@cython.overflowcheck(False)
+def heavy_buckets(const int64_t[::1] src, const int64_t[::1] dst, int64_t[::1] counts):
+    """Adds to ``counts`` (a power of two of buckets) the ends of the edges
+    ``src[i] -> dst[i]`` that are not self-loops, each in the bucket of the
+    high bits of its id's 64-bit mix; returns how many such edges there
+    are. No vertex has more such ends than its bucket's count, so the
+    buckets bound every degree in O(len(counts)) memory.
+
+    >>> import numpy as np
+    >>> counts = np.zeros(4, np.int64)
+    >>> heavy_buckets(np.array([1, 1, 2]), np.array([2, 3, 2]), counts), int(counts.sum())
+    (2, 4)
+    """
+    cdef Py_ssize_t n = src.shape[0], size = counts.shape[0], i, edges = 0
+    cdef int shift = 64
+    if dst.shape[0] != n:
+        raise ValueError("the two ends of the edges differ in length")
+    if size < 2 or size & (size - 1):
+        raise ValueError("the buckets are a power of two, at least 2")
+    while size > 1:
+        size >>= 1
+        shift -= 1
+    with nogil:
+        for i in range(n):
+            if src[i] != dst[i]:
+                counts[mix64(<uint64_t>src[i]) >> shift] += 1
+                counts[mix64(<uint64_t>dst[i]) >> shift] += 1
+                edges += 1
+    return edges
+
+
+@cython.overflowcheck(False)
+def bucket_ends(const int64_t[::1] src, const int64_t[::1] dst, const unsigned char[::1] hot):
+    """The ends (with repeats) of the edges that are not self-loops whose
+    bucket (as :func:`heavy_buckets` counts them) is marked in ``hot``.
+
+    >>> import numpy as np
+    >>> bucket_ends(np.array([1, 1]), np.array([2, 1]), np.ones(4, np.uint8)).tolist()
+    [1, 2]
+    """
+    cdef Py_ssize_t n = src.shape[0], size = hot.shape[0], i, k = 0
+    cdef int shift = 64
+    if dst.shape[0] != n:
+        raise ValueError("the two ends of the edges differ in length")
+    if size < 2 or size & (size - 1):
+        raise ValueError("the buckets are a power of two, at least 2")
+    while size > 1:
+        size >>= 1
+        shift -= 1
+    out_a = np.empty(2 * n, dtype=np.int64)
+    cdef int64_t[::1] out = out_a
+    with nogil:
+        for i in range(n):
+            if src[i] != dst[i]:
+                if hot[mix64(<uint64_t>src[i]) >> shift]:
+                    out[k] = src[i]
+                    k += 1
+                if hot[mix64(<uint64_t>dst[i]) >> shift]:
+                    out[k] = dst[i]
+                    k += 1
+    return out_a[:k].copy()
+
+
+cdef inline void _record(int64_t *node, int64_t *heard, int32_t *tag, Py_ssize_t *fill,
+                         int64_t x, int64_t y, int64_t to, int kind) noexcept nogil:
+    cdef Py_ssize_t k = fill[to]
+    node[k] = x
+    heard[k] = y
+    tag[k] = <int32_t>to << 3 | kind
+    fill[to] = k + 1
+
+
+def label_records(const int64_t[::1] src, const int64_t[::1] dst, const int64_t[::1] heavy,
+                  bint directed, Py_ssize_t peers):
+    """The records of the edges ``src[i] -> dst[i]`` for the workers that
+    keep their arcs: ``(node, heard, tag, starts)``, ``tag`` the worker of
+    ``peers`` the row is for times 8 plus its kind (:func:`record_kinds`
+    splits it), the rows grouped by worker, worker ``w``'s from
+    ``starts[w]`` to ``starts[w + 1]`` (so a group is sent as it is, with
+    no split). An edge ``a -> b`` makes the arcs "b hears a" and "a hears
+    b" (directed, told apart as in- and out-arcs), each kept by the owner
+    of its listener, or, for a listener in ``heavy`` (ascending ids), by a
+    worker chosen by a hash of both ends; a self-loop makes its vertex
+    only. Both arcs of an edge kept by one worker travel as one row. Two
+    passes in C (one counting, one placing).
+
+    >>> import numpy as np
+    >>> node, heard, tag, starts = label_records(np.array([1, 2]), np.array([2, 2]),
+    ...                                          np.zeros(0, np.int64), True, 1)
+    >>> node.tolist(), heard.tolist(), [k.tolist() for k in record_kinds(tag)], starts.tolist()
+    ([1, 2], [2, 2], [[0, 0], [2, 4]], [0, 2])
+    """
+    cdef Py_ssize_t n = src.shape[0], h = heavy.shape[0], i, placing, total
+    cdef int64_t a, b, ka, kb
+    cdef uint64_t w = <uint64_t>peers
+    if dst.shape[0] != n:
+        raise ValueError("the two ends of the edges differ in length")
+    if not 1 <= peers <= TAGGED_PEERS:
+        raise ValueError(f"records address 1 to {TAGGED_PEERS} workers, not {peers}")
+    _ascending(heavy)
+    starts_a = np.zeros(peers + 1, dtype=np.int64)
+    fill_a = np.zeros(peers, dtype=np.intp)
+    cdef int64_t[::1] starts = starts_a
+    cdef Py_ssize_t[::1] fill = fill_a
+    cdef const int64_t *hv = &heavy[0] if h else NULL
+    cdef int64_t *node = NULL
+    cdef int64_t *heard_ = NULL
+    cdef int32_t *tag = NULL
+    if peers == 1:
+        # One worker keeps every arc: an edge is one row, so the rows are
+        # the edges, in order, with no counting pass.
+        starts[1] = n
+        fill[0] = 0
+    for placing in range(1 if peers == 1 else 0, 2):
+        if placing and peers > 1:
+            total = 0
+            for i in range(peers):
+                fill[i] = total
+                total += starts[i + 1]
+                starts[i + 1] = total
+        if placing:
+            node_a = np.empty(starts[peers], dtype=np.int64)
+            heard_a = np.empty(starts[peers], dtype=np.int64)
+            tag_a = np.empty(starts[peers], dtype=np.int32)
+            node = <int64_t *>cnp.PyArray_DATA(node_a)
+            heard_ = <int64_t *>cnp.PyArray_DATA(heard_a)
+            tag = <int32_t *>cnp.PyArray_DATA(tag_a)
+        with nogil:
+            for i in range(n):
+                a = src[i]
+                b = dst[i]
+                if a == b:
+                    ka = <int64_t>(mix64(<uint64_t>a) % w)
+                    if placing:
+                        _record(node, heard_, tag, &fill[0], a, a, ka, VERTEX)
+                    else:
+                        starts[ka + 1] += 1
+                    continue
+                kb = _keeper(b, a, hv, h, w)        # "b hears a"
+                ka = _keeper(a, b, hv, h, w)        # "a hears b"
+                if not placing:
+                    starts[ka + 1] += 1
+                    if kb != ka:
+                        starts[kb + 1] += 1
+                elif ka == kb:
+                    _record(node, heard_, tag, &fill[0], a, b, ka, EDGE if directed else PAIR)
+                else:
+                    _record(node, heard_, tag, &fill[0], b, a, kb, ARC_IN)
+                    _record(node, heard_, tag, &fill[0], a, b, ka,
+                            ARC_OUT if directed else ARC_IN)
+    return node_a, heard_a, tag_a, starts_a
+
+
+def record_kinds(const int32_t[::1] tag):
+    """``(worker, kind)`` of each record's tag (see :func:`label_records`):
+    two int64 arrays.
+
+    >>> import numpy as np
+    >>> [a.tolist() for a in record_kinds(np.array([8 * 3 + 2], np.int32))]
+    [[3], [2]]
+    """
+    t = np.asarray(tag, dtype=np.int64)
+    return t >> 3, t & 7
+
+
+def vertex_records(const int64_t[::1] nodes, Py_ssize_t peers):
+    """The records of vertices ``nodes`` for their owners, as
+    :func:`label_records` makes them: ``(node, heard, tag, starts)``,
+    grouped by worker.
+
+    >>> import numpy as np
+    >>> node, heard, tag, starts = vertex_records(np.array([5]), 1)
+    >>> node.tolist(), heard.tolist(), [k.tolist() for k in record_kinds(tag)], starts.tolist()
+    ([5], [5], [[0], [4]], [0, 1])
+    """
+    cdef Py_ssize_t n = nodes.shape[0], i, total = 0
+    cdef int64_t w
+    cdef uint64_t p = <uint64_t>peers
+    if not 1 <= peers <= TAGGED_PEERS:
+        raise ValueError(f"records address 1 to {TAGGED_PEERS} workers, not {peers}")
+    starts_a = np.zeros(peers + 1, dtype=np.int64)
+    fill_a = np.zeros(peers, dtype=np.intp)
+    node_a = np.empty(n, dtype=np.int64)
+    tag_a = np.empty(n, dtype=np.int32)
+    cdef int64_t[::1] starts = starts_a
+    cdef Py_ssize_t[::1] fill = fill_a
+    cdef int64_t[::1] node = node_a
+    cdef int32_t[::1] tag = tag_a
+    with nogil:
+        for i in range(n):
+            starts[mix64(<uint64_t>nodes[i]) % p + 1] += 1
+        for i in range(peers):
+            fill[i] = total
+            total += starts[i + 1]
+            starts[i + 1] = total
+        for i in range(n):
+            w = <int64_t>(mix64(<uint64_t>nodes[i]) % p)
+            node[fill[w]] = nodes[i]
+            tag[fill[w]] = <int32_t>w << 3 | VERTEX
+            fill[w] += 1
+    return node_a, node_a, tag_a, starts_a
+
+
+def add_arcs(uint64_t[::1] arcs, Py_ssize_t at, const int64_t[::1] node,
+             const int64_t[::1] heard, const int32_t[::1] tag, unsigned char[::1] named):
+    """Appends to ``arcs[at:]`` the arcs of records (as
+    :func:`label_records` makes them) whose ids are already numbered
+    (``node``, ``heard``: numbers below ``len(named)`` and 2**31), packed
+    ``listener << 32 | heard << 1 | direction``, and marks ``named[x]``
+    for each vertex record of ``x``. Returns the new end of the arcs;
+    ``arcs`` needs room for two per record.
+
+    >>> import numpy as np
+    >>> arcs, named = np.zeros(6, np.uint64), np.zeros(6, np.uint8)
+    >>> add_arcs(arcs, 0, np.array([0, 2, 5]), np.array([1, 2, 5]),
+    ...          np.array([2, 0, 4], np.int32), named)
+    3
+    >>> [int(a) >> 32 for a in arcs[:3]], named.tolist()
+    ([1, 0, 2], [0, 0, 0, 0, 0, 1])
+    """
+    cdef Py_ssize_t n = node.shape[0], size = named.shape[0], i
+    cdef uint64_t x, y
+    cdef int k
+    if heard.shape[0] != n or tag.shape[0] != n:
+        raise ValueError("node, heard and tag differ in length")
+    if size > NUMBERS:
+        raise OverflowError(f"a worker numbers at most {NUMBERS} vertices, not {size}")
+    if at < 0 or arcs.shape[0] - at < 2 * n:
+        raise ValueError("no room for two arcs per record")
+    _within(node, size, "listener")
+    _within(heard, size, "heard vertex")
+    with nogil:
+        for i in range(n):
+            x = <uint64_t>node[i]
+            y = <uint64_t>heard[i]
+            k = tag[i] & 7
+            if k == ARC_IN:
+                arcs[at] = x << 32 | y << 1
+                at += 1
+            elif k == ARC_OUT:
+                arcs[at] = x << 32 | y << 1 | 1
+                at += 1
+            elif k == EDGE:
+                arcs[at] = y << 32 | x << 1
+                arcs[at + 1] = x << 32 | y << 1 | 1
+                at += 2
+            elif k == PAIR:
+                arcs[at] = y << 32 | x << 1
+                arcs[at + 1] = x << 32 | y << 1
+                at += 2
+            else:
+                named[x] = 1
+    return at
+
+
+def compact_arcs(uint64_t[::1] arcs, Py_ssize_t m):
+    """Over the sorted packed arcs ``arcs[:m]`` (see :func:`add_arcs`):
+    drops repeated arcs, writes each remaining arc's heard number as an
+    int32 to the front of ``arcs``' memory (in place: arc ``k`` at bytes
+    ``4k`` to ``4k + 4``), and returns ``(count, listeners, sizes)``: the
+    arcs kept, the distinct listeners ascending and how many each keeps.
+    An arc heard in and out counts twice. O(m), no memory but the result.
+
+    >>> import numpy as np
+    >>> arcs = np.array([1 << 32 | 2 << 1, 1 << 32 | 2 << 1, 1 << 32 | 2 << 1 | 1, 3 << 32],
+    ...                 dtype=np.uint64)
+    >>> count, listeners, sizes = compact_arcs(arcs, 4)
+    >>> count, listeners.tolist(), sizes.tolist(), arcs.view(np.int32)[:count].tolist()
+    (3, [1, 3], [2, 1], [2, 2, 0])
+    """
+    cdef Py_ssize_t i, k = 0, groups = 0
+    cdef uint64_t a, last = 0
+    if m < 0 or m > arcs.shape[0]:
+        raise ValueError(f"{m} arcs of {arcs.shape[0]}")
+    for i in range(1, m):
+        if arcs[i] < arcs[i - 1]:
+            raise ValueError("the arcs are not sorted")
+    with nogil:
+        for i in range(m):
+            if i == 0 or (arcs[i] >> 32) != (arcs[i - 1] >> 32):
+                groups += 1
+    listeners_a = np.empty(groups, dtype=np.int64)
+    sizes_a = np.zeros(groups, dtype=np.int64)
+    cdef int64_t[::1] listeners = listeners_a
+    cdef int64_t[::1] sizes = sizes_a
+    cdef int32_t *heard = <int32_t *>&arcs[0] if m else NULL
+    cdef Py_ssize_t g = -1
+    with nogil:
+        for i in range(m):
+            a = arcs[i]
+            if i and a == last:
+                continue
+            if g < 0 or <int64_t>(a >> 32) != listeners[g]:
+                g += 1
+                listeners[g] = <int64_t>(a >> 32)
+            sizes[g] += 1
+            last = a
+            heard[k] = <int32_t>((a >> 1) & 0x7FFFFFFF)
+            k += 1
+    return k, listeners_a, sizes_a
+
+
+cdef int _arcs_within(const uint64_t[::1] arcs, Py_ssize_t n) except -1:
+    """Raises IndexError unless both ends of every packed arc are below ``n``."""
+    cdef Py_ssize_t m = arcs.shape[0], i
+    cdef uint64_t most = 0, a
+    with nogil:
+        for i in range(m):
+            a = arcs[i]
+            most = max(most, max(a >> 32, (a >> 1) & 0x7FFFFFFF))
+    if m and most >= <uint64_t>n:
+        raise IndexError(f"an arc names the number {most}, beyond {n}")
+    return 0
+
+
+def arc_listeners(const uint64_t[::1] arcs, int32_t[::1] listens):
+    """Counts, per number, the packed arcs (see :func:`add_arcs`) it
+    listens to, into ``listens``.
+
+    >>> import numpy as np
+    >>> listens = np.zeros(3, np.int32)
+    >>> arc_listeners(np.array([1 << 32 | 2 << 1, 1 << 32 | 0 << 1 | 1], np.uint64), listens)
+    >>> listens.tolist()
+    [0, 2, 0]
+    """
+    cdef Py_ssize_t m = arcs.shape[0], n = listens.shape[0], i
+    _arcs_within(arcs, n)
+    with nogil:
+        for i in range(m):
+            if i + AHEAD < m:
+                prefetch(&listens[arcs[i + AHEAD] >> 32])
+            listens[arcs[i] >> 32] += 1
+
+
+def relabel_listeners(uint64_t[::1] arcs, const int32_t[::1] rank):
+    """Renumbers the listener of every packed arc (see :func:`add_arcs`)
+    by ``rank``, in place, keeping the rest; a listener whose rank is
+    negative raises ValueError (the arcs are then partly renumbered).
+
+    >>> import numpy as np
+    >>> arcs = np.array([1 << 32 | 0 << 1 | 1], np.uint64)
+    >>> relabel_listeners(arcs, np.array([1, 0], np.int32))
+    >>> int(arcs[0]) >> 32, (int(arcs[0]) >> 1) & 0x7FFFFFFF, int(arcs[0]) & 1
+    (0, 0, 1)
+    """
+    cdef Py_ssize_t m = arcs.shape[0], i
+    cdef uint64_t a
+    cdef int32_t x
+    cdef bint lost = False
+    _arcs_within(arcs, rank.shape[0])
+    with nogil:
+        for i in range(m):
+            if i + AHEAD < m:
+                prefetch(&rank[arcs[i + AHEAD] >> 32])
+            a = arcs[i]
+            x = rank[a >> 32]
+            lost |= x < 0
+            arcs[i] = <uint64_t>x << 32 | (a & <uint64_t>0xFFFFFFFF)
+    if lost:
+        raise ValueError("an arc's listener has no new number")
+
+
+def mark_heard(const int32_t[::1] heard, unsigned char[::1] flags):
+    """Sets ``flags[x]`` for every number ``x`` in ``heard``.
+
+    >>> import numpy as np
+    >>> flags = np.zeros(3, np.uint8)
+    >>> mark_heard(np.array([2, 0, 2], np.int32), flags)
+    >>> flags.tolist()
+    [1, 0, 1]
+    """
+    cdef Py_ssize_t n = heard.shape[0], size = flags.shape[0], i
+    cdef int32_t most = -1, least = 0
+    with nogil:
+        for i in range(n):
+            most = max(most, heard[i])
+            least = min(least, heard[i])
+    if least < 0 or most >= size:
+        raise IndexError(f"a heard number beyond 0..{size - 1}")
+    with nogil:
+        for i in range(n):
+            flags[heard[i]] = 1
+
+
+def renumber(int32_t[::1] heard, const int32_t[::1] rank):
+    """Replaces every number ``x`` in ``heard`` by ``rank[x]``, in place; a
+    number beyond ``rank`` or whose rank is negative raises ValueError (the
+    numbers are then partly replaced).
+
+    >>> import numpy as np
+    >>> heard = np.array([1, 0, 1], np.int32)
+    >>> renumber(heard, np.array([5, 4], np.int32))
+    >>> heard.tolist()
+    [4, 5, 4]
+    """
+    cdef Py_ssize_t n = heard.shape[0], size = rank.shape[0], i
+    cdef int32_t most = -1, least = 0, x
+    cdef bint lost = False
+    with nogil:
+        for i in range(n):
+            most = max(most, heard[i])
+            least = min(least, heard[i])
+    if least < 0 or most >= size:
+        raise ValueError(f"a heard number beyond 0..{size - 1}")
+    with nogil:
+        for i in range(n):
+            if i + AHEAD < n:
+                prefetch(&rank[heard[i + AHEAD]])
+            x = rank[heard[i]]
+            lost |= x < 0
+            heard[i] = x
+    if lost:
+        raise ValueError("a heard number has no new one")
+
+
+@cython.overflowcheck(False)
+def owners(const int64_t[::1] ids, Py_ssize_t peers):
+    """The owner of each id among ``peers`` workers (as
+    :func:`~timely.algorithms.edges.by_vertex` routes it): an int32 array.
+
+    >>> import numpy as np
+    >>> owners(np.array([3, 3]), 1).tolist()
+    [0, 0]
+    """
+    cdef Py_ssize_t n = ids.shape[0], i
+    cdef uint64_t p = <uint64_t>peers
+    if not 1 <= peers <= INT32_MAX:
+        raise ValueError(f"peers must be at least 1, not {peers}")
+    out_a = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] out = out_a
+    with nogil:
+        for i in range(n):
+            out[i] = <int32_t>(mix64(<uint64_t>ids[i]) % p)
+    return out_a
+
+
+def group_stably(const int32_t[::1] items, const int32_t[::1] group, Py_ssize_t groups):
+    """``items`` in order of ``group`` (of each item, below ``groups``),
+    keeping their order within a group (a counting sort); returns the
+    items (int32) and where each group starts (``groups + 1`` offsets).
+
+    >>> import numpy as np
+    >>> [a.tolist() for a in group_stably(np.array([7, 8, 9], np.int32),
+    ...                                   np.array([1, 0, 1], np.int32), 2)]
+    [[8, 7, 9], [0, 1, 3]]
+    """
+    cdef Py_ssize_t n = items.shape[0], i, g
+    if group.shape[0] != n:
+        raise ValueError("a group per item")
+    for i in range(n):
+        if not 0 <= group[i] < groups:
+            raise IndexError(f"group {group[i]} of item {i} beyond {groups}")
+    starts_a = np.zeros(groups + 1, dtype=np.int64)
+    out_a = np.empty(n, dtype=np.int32)
+    fill_a = np.empty(groups, dtype=np.int64)
+    cdef int64_t[::1] starts = starts_a
+    cdef int32_t[::1] out = out_a
+    cdef int64_t[::1] fill = fill_a
+    with nogil:
+        for i in range(n):
+            starts[group[i] + 1] += 1
+        for g in range(groups):
+            starts[g + 1] += starts[g]
+            fill[g] = starts[g]
+        for i in range(n):
+            out[fill[group[i]]] = items[i]
+            fill[group[i]] += 1
+    return out_a, starts_a
+
+
+cdef inline void _insertion_sort(int64_t *v, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef int64_t x
+    for i in range(1, n):
+        x = v[i]
+        j = i
+        while j > 0 and v[j - 1] > x:
+            v[j] = v[j - 1]
+            j -= 1
+        v[j] = x
+
+
+cdef struct Tally:
+    int64_t label
+    int64_t count       # 0: an empty slot
+
+
+@cython.overflowcheck(False)
+cdef inline int64_t _mode(int64_t *v, Py_ssize_t n, Tally *table, int64_t *used) noexcept nogil:
+    # The most frequent of v[0:n] (n >= 1), the least on a tie. Short rows
+    # are sorted; long ones counted in `table` (open addressing by a
+    # multiplicative hash; a power of two of slots, at least 2n; every count
+    # 0 on entry and on return; `used` holds the slots filled).
+    cdef Py_ssize_t i, run = 1, most = 0, u = 0, s
+    cdef int shift = 64
+    cdef uint64_t mask
+    cdef int64_t best = 0, x, c
+    if n <= SORTED_UP_TO:
+        _insertion_sort(v, n)
+        for i in range(1, n + 1):
+            if i < n and v[i] == v[i - 1]:
+                run += 1
+                continue
+            if run > most:
+                most = run
+                best = v[i - 1]
+            run = 1
+        return best
+    mask = 1
+    while mask < <uint64_t>(2 * n):
+        mask <<= 1
+        shift -= 1
+    mask -= 1
+    for i in range(n):
+        x = v[i]
+        s = <Py_ssize_t>((<uint64_t>x * <uint64_t>0x9E3779B97F4A7C15) >> shift)
+        while table[s].count and table[s].label != x:
+            s = <Py_ssize_t>((<uint64_t>s + 1) & mask)
+        if not table[s].count:
+            table[s].label = x
+            used[u] = s
+            u += 1
+        table[s].count += 1
+    for i in range(u):
+        s = used[i]
+        c = table[s].count
+        if c > most or (c == most and table[s].label < best):
+            most = c
+            best = table[s].label
+        table[s].count = 0
+    return best
+
+
+cdef int _rows_of(const int64_t[::1] starts, Py_ssize_t rows, const int32_t[::1] heard,
+                  Py_ssize_t numbers) except -1:
+    """Raises ValueError unless ``starts`` delimits ``heard`` in ``rows``
+    rows and every heard number is below ``numbers``."""
+    cdef Py_ssize_t i
+    _csr(starts, rows, heard.shape[0], "the arcs")
+    for i in range(heard.shape[0]):
+        if not 0 <= heard[i] < numbers:
+            raise IndexError(f"heard vertex {i} is {heard[i]}, beyond {numbers}")
+    return 0
+
+
+def label_modes(const int64_t[::1] starts, const int32_t[::1] heard,
+                const int64_t[::1] labels, const unsigned char[::1] changed,
+                const unsigned char[::1] skip, bint every):
+    """One synchronous step of label propagation over the rows of a CSR
+    (listener ``v`` hears ``heard[starts[v]:starts[v + 1]]``; listeners are
+    the numbers ``0..len(starts) - 2``, every number has a label in
+    ``labels``): for each listener not marked in ``skip`` with a non-empty
+    row holding a number marked in ``changed`` (every such listener if
+    ``every``), the label most frequent among its row's labels, the least
+    on a tie. Returns ``(rows, new)``: the listeners whose label that is
+    not, ascending, and their new labels. O(arcs scanned) in C, plus a sort
+    of each short row and a table for each long one.
+
+    >>> import numpy as np
+    >>> starts, heard = np.array([0, 2, 3, 5]), np.array([1, 2, 0, 0, 1], np.int32)
+    >>> labels, flags = np.array([7, 3, 5]), np.zeros(3, np.uint8)
+    >>> [a.tolist() for a in label_modes(starts, heard, labels, flags, flags, True)]
+    [[0, 1, 2], [3, 7, 3]]
+    """
+    cdef Py_ssize_t rows = starts.shape[0] - 1, n = labels.shape[0], v, j, d, longest = 0
+    cdef Py_ssize_t end, k = 0, p
+    cdef int64_t best
+    cdef bint hit
+    if rows < 0 or rows > n or skip.shape[0] < rows or changed.shape[0] < n:
+        raise ValueError("labels, changed and skip need a cell per listener and number")
+    _rows_of(starts, rows, heard, n)
+    for v in range(rows):
+        longest = max(longest, starts[v + 1] - starts[v])
+    slots = 1
+    while slots < 2 * longest:
+        slots *= 2
+    values_a = np.empty(max(longest, 1), dtype=np.int64)
+    table_a = np.zeros(2 * slots, dtype=np.int64)      # Tally slots
+    used_a = np.empty(max(longest, 1), dtype=np.int64)
+    out_rows_a = np.empty(rows, dtype=np.int64)
+    out_new_a = np.empty(rows, dtype=np.int64)
+    cdef int64_t[::1] values = values_a
+    cdef int64_t[::1] table = table_a
+    cdef int64_t[::1] used = used_a
+    cdef int64_t[::1] out_rows = out_rows_a
+    cdef int64_t[::1] out_new = out_new_a
+    cdef Py_ssize_t m = heard.shape[0]
+    with nogil:
+        for v in range(rows):
+            end = starts[v + 1]
+            d = end - starts[v]
+            if d == 0 or skip[v]:
+                continue
+            if not every:
+                hit = False
+                for j in range(starts[v], end):
+                    if changed[heard[j]]:
+                        hit = True
+                        break
+                if not hit:
+                    continue
+            for j in range(starts[v], end):
+                p = j + AHEAD
+                if p < m:
+                    prefetch(&labels[heard[p]])
+                values[j - starts[v]] = labels[heard[j]]
+            best = _mode(&values[0], d, <Tally *>&table[0], &used[0])
+            if best != labels[v]:
+                out_rows[k] = v
+                out_new[k] = best
+                k += 1
+    return out_rows_a[:k].copy(), out_new_a[:k].copy()
+
+
+@cython.overflowcheck(False)
+def mirror_lists(const int64_t[::1] starts, const int32_t[::1] heard, const int64_t[::1] ids,
+                 const unsigned char[::1] heavy, const unsigned char[::1] skip,
+                 const int64_t[::1] by_id, Py_ssize_t me, Py_ssize_t peers):
+    """Per listener not marked in ``skip`` (ids ``ids``, neighbours
+    ``heard[starts[v]:starts[v + 1]]``), the other workers that hold it as
+    a mirror, and its number there. A listener ``v`` is heard at the worker
+    that keeps each arc "u hears v", u a neighbour: u's owner, or for a
+    ``heavy`` u the worker of the hash of both ends (as
+    :func:`label_records` places the arcs). Each such worker numbers the
+    mirrors of this one's vertices in order of id, so ``v``'s number at
+    worker ``w`` is ``me << 32 | r``, ``r`` its rank by id among this
+    worker's listeners held at ``w`` (``by_id``: the listeners in order of
+    id). Returns ``(starts, worker, number)``, a list per listener. One pass
+    over the arcs in C, and one over the lists.
+
+    Two listeners, ids 20 and 10, both hearing id 1 (owned by worker 1 of
+    3): worker 1 holds both, 10 first.
+
+    >>> import numpy as np
+    >>> starts, heard = np.array([0, 1, 2]), np.array([2, 2], np.int32)
+    >>> ids, flags = np.array([20, 10, 1]), np.zeros(3, np.uint8)
+    >>> fan = mirror_lists(starts, heard, ids, flags, flags, np.array([1, 0]), 0, 3)
+    >>> [a.tolist() for a in fan]
+    [[0, 1, 2], [1, 1], [1, 0]]
+    """
+    cdef Py_ssize_t rows = starts.shape[0] - 1, n = ids.shape[0], m = heard.shape[0]
+    cdef Py_ssize_t v, i, j, k, bound = 0, at = 0, ahead
+    cdef uint64_t p = <uint64_t>peers
+    cdef int64_t w
+    cdef int32_t u
+    cdef bint any_heavy = False
+    if peers < 1 or not 0 <= me < peers:
+        raise ValueError(f"worker {me} of {peers}")
+    if rows < 0 or rows > n or heavy.shape[0] != n or skip.shape[0] < rows:
+        raise ValueError("ids and heavy need a cell per number, skip one per listener")
+    if by_id.shape[0] != rows:
+        raise ValueError("by_id orders every listener")
+    _rows_of(starts, rows, heard, n)
+    _within(by_id, rows, "listener")
+    for v in range(rows):
+        if not skip[v]:
+            bound += min(starts[v + 1] - starts[v], peers - 1)
+    for i in range(n):
+        any_heavy |= heavy[i] != 0
+    owner_a = np.empty(n, dtype=np.int32)
+    seen_a = np.zeros(peers, dtype=np.uint8)
+    held_a = np.empty(bound, dtype=np.int32)     # each listener's holders, in number order
+    out_starts_a = np.zeros(rows + 1, dtype=np.int64)
+    next_a = np.zeros(peers, dtype=np.int64)
+    cdef int32_t[::1] owner = owner_a
+    cdef unsigned char[::1] seen = seen_a
+    cdef int32_t[::1] held = held_a
+    cdef int64_t[::1] out_starts = out_starts_a
+    cdef int64_t[::1] next_rank = next_a
+    with nogil:
+        for i in range(n):
+            owner[i] = <int32_t>(mix64(<uint64_t>ids[i]) % p)
+        for v in range(rows):
+            if skip[v]:
+                out_starts[v + 1] = out_starts[v]
+                continue
+            k = at
+            for j in range(starts[v], starts[v + 1]):
+                ahead = j + AHEAD
+                if ahead < m:
+                    prefetch(&owner[heard[ahead]])
+                u = heard[j]
+                if any_heavy and heavy[u]:
+                    w = <int64_t>((mix64(<uint64_t>ids[u])
+                                   ^ mix64(<uint64_t>ids[v] + PAIR_SEED)) % p)
+                else:
+                    w = owner[u]
+                if w != me and not seen[w]:
+                    seen[w] = 1
+                    held[at] = <int32_t>w
+                    at += 1
+            for j in range(k, at):
+                seen[held[j]] = 0
+            out_starts[v + 1] = at
+    worker_a = np.empty(at, dtype=np.int32)
+    number_a = np.empty(at, dtype=np.int64)
+    cdef int32_t[::1] worker = worker_a
+    cdef int64_t[::1] number = number_a
+    with nogil:
+        for i in range(rows):
+            v = by_id[i]
+            for j in range(out_starts[v], out_starts[v + 1]):
+                w = held[j]
+                worker[j] = <int32_t>w
+                number[j] = <int64_t>me << 32 | next_rank[w]
+                next_rank[w] += 1
+    return out_starts_a, worker_a, number_a
+
+
+def fan_out(const int64_t[::1] rows, const int64_t[::1] new, const int64_t[::1] starts,
+            const int32_t[::1] worker, const int64_t[::1] number):
+    """The messages of listeners ``rows`` whose label became ``new``: for
+    each, one row per entry of its list (entries ``starts[v]`` to
+    ``starts[v + 1]`` of ``worker`` and ``number``, the workers that hold
+    the vertex and its number there). Returns ``(number, label, to)``.
+
+    >>> import numpy as np
+    >>> [a.tolist() for a in fan_out(np.array([1]), np.array([9]), np.array([0, 1, 3]),
+    ...                              np.array([1, 2, 3], np.int32), np.array([4, 5, 6]))]
+    [[5, 6], [9, 9], [2, 3]]
+    """
+    cdef Py_ssize_t n = rows.shape[0], lists = starts.shape[0] - 1, i, j, total = 0, k = 0
+    if new.shape[0] != n:
+        raise ValueError("a new label per row")
+    if lists < 0 or worker.shape[0] != number.shape[0]:
+        raise ValueError("a worker and a number per entry")
+    _csr(starts, lists, worker.shape[0], "the lists")
+    _within(rows, lists, "row")
+    for i in range(n):
+        total += starts[rows[i] + 1] - starts[rows[i]]
+    number_a = np.empty(total, dtype=np.int64)
+    label_a = np.empty(total, dtype=np.int64)
+    to_a = np.empty(total, dtype=np.int64)
+    cdef int64_t[::1] out_number = number_a
+    cdef int64_t[::1] out_label = label_a
+    cdef int64_t[::1] out_to = to_a
+    with nogil:
+        for i in range(n):
+            for j in range(starts[rows[i]], starts[rows[i] + 1]):
+                out_number[k] = number[j]
+                out_label[k] = new[i]
+                out_to[k] = worker[j]
+                k += 1
+    return number_a, label_a, to_a

@@ -42,6 +42,7 @@ cdef class KeyEncoder:
                             int64_t *out, bint add) noexcept nogil
     cdef int64_t object_codes(self, PyObject **rows, Py_ssize_t n, int64_t *out, bint add,
                               bint text) noexcept
+    cdef object int64_column(self, object column, object name)
     cdef object encode_strings(self, object column, object name, bint add)
     cdef object decoded(self, object codes, bint fresh)
 
@@ -49,7 +50,8 @@ cdef class KeyEncoder:
 cdef class KeyIndex:
     # Keys are rows of `width` int64 codes (one KeyEncoder per column, in
     # `encoders`, possibly shared with other indexes), numbered 0..size-1 in
-    # the order they first arrived; rows[g * width + j] is code j of key g.
+    # the order they first arrived; rows[g * width + j] is code j of key g
+    # (with one column, only once `keyed`: its table holds its keys).
     # table[slots] is an open-addressing table (linear probing, load <= 3/4)
     # of key numbers, -1 for an empty slot; with one key column, tkeys[s] is
     # the key in slot s (a probe compares it, not rows). The buffers are
@@ -59,14 +61,15 @@ cdef class KeyIndex:
     cdef Py_ssize_t size
     cdef Py_ssize_t capacity
     cdef int64_t *rows
+    cdef bint keyed             # rows holds every key (always, for several columns)
     cdef int32_t *table
     cdef int64_t *tkeys
     cdef Py_ssize_t slots
     # Direct addressing while every key is one non-negative code and the
     # codes span at most DIRECT_SPAN cells a key: direct[k] is key k's
     # number or -1, for k < direct_cap; `table` is then unused. A key that
-    # spreads the codes too far moves the index to hashing; a table that
-    # grows over keys dense enough moves it back. `lo` and `hi`: the least
+    # spreads the codes too far moves the index to hashing; keys dense
+    # enough move it back. `lo` and `hi`: the least
     # and greatest code held (one key column).
     cdef bint dense
     cdef int32_t *direct
@@ -78,6 +81,7 @@ cdef class KeyIndex:
     cdef int reserve(self, Py_ssize_t extra) except -1
     cdef bint spans(self, Py_ssize_t keys) noexcept nogil
     cdef int rehash(self, Py_ssize_t slots) except -1
+    cdef int keep_rows(self) except -1
     cdef int grow_direct(self, int64_t hi) except -1
     cdef int to_direct(self) except -1
     cdef int fit(self, const int64_t *keys, Py_ssize_t n) except -1

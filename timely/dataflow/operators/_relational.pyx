@@ -506,6 +506,34 @@ cdef class KeyEncoder:
             raise MemoryError()
         return codes
 
+    cdef object int64_column(self, object column, object name):
+        # An int64 column (native order, C-contiguous) of an integer
+        # position: its codes are its values, so the column itself, not a
+        # copy (the index only reads it); None for any other column.
+        cdef cnp.ndarray array
+        cdef Py_ssize_t n, i
+        cdef const int64_t *v
+        cdef bint below = False
+        if type(column) is not np.ndarray:
+            return None
+        array = column
+        if (cnp.PyArray_TYPE(array) != cnp.NPY_INT64 or cnp.PyArray_NDIM(array) != 1
+                or not cnp.PyArray_IS_C_CONTIGUOUS(array) or not cnp.PyArray_ISNOTSWAPPED(array)
+                or self.code not in (K_NONE, K_INT)):
+            return None
+        self.settle(K_INT, array.dtype, name, "int64")
+        n = array.shape[0]
+        v = <const int64_t *>cnp.PyArray_DATA(array)
+        with nogil:
+            for i in range(n):
+                below |= v[i] < 0
+        self.negative |= below
+        if self.negative and self.high:
+            raise ColumnarError(
+                f"key column {name!r}: one key position holds negative integers and "
+                f"unsigned integers of 2**63 or more; no 64-bit key is exact for both")
+        return array
+
     cdef object encode_strings(self, object column, object name, bint add):
         self.settle(K_TEXT, None, name, "string")
         cdef cnp.ndarray offsets = np.ascontiguousarray(column.offsets)
@@ -614,7 +642,7 @@ cdef extern from "prefetch.h" nogil:
 
 cdef enum:
     AHEAD = 16              # rows between a prefetch of a key's slot and its probe
-    DIRECT_SPAN = 6         # direct while the codes span at most this many cells a key
+    DIRECT_SPAN = 8         # direct while the codes span at most this many cells a key
     DIRECT_SLACK = 65536    # ... plus this many
 
 
@@ -625,7 +653,8 @@ cdef inline uint64_t hash_one(int64_t key) noexcept nogil:
 
 # The probes of one key column, as plain functions over the index's
 # buffers (the compiler keeps them in registers); each prefetches the slot
-# of the row AHEAD rows on, so that a batch's cache misses overlap.
+# of the row AHEAD rows on, so that a batch's cache misses overlap. `rows`
+# is NULL while the index keeps no codes beside its table.
 
 cdef Py_ssize_t insert_direct(const int64_t *r, Py_ssize_t n, int64_t *o, int32_t *direct,
                               int64_t *rows, Py_ssize_t size) noexcept nogil:
@@ -640,7 +669,8 @@ cdef Py_ssize_t insert_direct(const int64_t *r, Py_ssize_t n, int64_t *o, int32_
         g = direct[k]
         if g == -1:
             g = <int32_t>size
-            rows[size] = k
+            if rows != NULL:
+                rows[size] = k
             direct[k] = g
             size += 1
         o[i] = g
@@ -665,7 +695,8 @@ cdef Py_ssize_t insert_one(const int64_t *r, Py_ssize_t n, int64_t *o, int32_t *
             g = table[s]
             if g == -1:
                 g = <int32_t>size
-                rows[size] = k
+                if rows != NULL:
+                    rows[size] = k
                 table[s] = g
                 tkeys[s] = k
                 size += 1
@@ -675,6 +706,16 @@ cdef Py_ssize_t insert_one(const int64_t *r, Py_ssize_t n, int64_t *o, int32_t *
             s = (s + 1) & mask
         o[i] = g
     return size
+
+
+cdef inline void place(int32_t *table, int64_t *tkeys, uint64_t mask, int64_t key,
+                       int32_t g) noexcept nogil:
+    # Puts key number g in a table of one key column being rebuilt.
+    cdef Py_ssize_t s = <Py_ssize_t>(hash_one(key) & mask)
+    while table[s] != -1:
+        s = (s + 1) & <Py_ssize_t>mask
+    table[s] = g
+    tkeys[s] = key
 
 
 cdef void lookup_one(const int64_t *r, Py_ssize_t n, int64_t *o, const int32_t *table,
@@ -711,15 +752,17 @@ cdef class KeyIndex:
     what its position holds raises :class:`~timely.ColumnarError`).
 
     Cost: encoding (see :class:`KeyEncoder`), then per row one probe in C,
-    the probes of a batch overlapping their cache misses. Memory: the
-    ``width`` codes of each key (numbers to keys), and a table of 32-bit
-    numbers (keys to numbers): hashed, by linear probing at a load of at
-    most 3/4, 5 to 11 bytes a key; for one key column each slot also holds
-    its key, so that a probe reads one place (16 to 32 bytes a key in
-    all). One key column whose codes are non-negative and span at most 6
-    cells a key (dense ids) is addressed by the code itself instead: 4
-    bytes a cell, no hashing. An index switches between the two as its keys
-    go. At most ``2**31 - 1`` keys (OverflowError beyond).
+    the probes of a batch overlapping their cache misses. Memory: a table
+    of 32-bit numbers (keys to numbers), hashed by linear probing at a load
+    of at most 3/4 (5 to 11 bytes a key), and the ``width`` codes of each
+    key (numbers to keys). One key column keeps its keys in its table
+    instead: each hashed slot holds its key beside its number, so that a
+    probe reads one place (16 to 32 bytes a key), or, when its codes are
+    non-negative and span at most 8 cells a key (dense ids), the code is
+    the cell (4 bytes a cell, no hashing); the index switches between the
+    two as its keys go, and holds the codes beside the table (8 bytes a
+    key) only from the first :meth:`keys` or :meth:`take` on. At most
+    ``2**31 - 1`` keys (OverflowError beyond).
 
     >>> import numpy as np
     >>> index = KeyIndex(1)
@@ -750,6 +793,7 @@ cdef class KeyIndex:
         self.size = 0
         self.capacity = 0
         self.rows = NULL
+        self.keyed = width > 1
         self.table = NULL
         self.tkeys = NULL
         self.slots = 0
@@ -776,7 +820,7 @@ cdef class KeyIndex:
         cdef int64_t *keys
         if need > INT32_MAX:
             raise OverflowError(f"a KeyIndex holds at most {INT32_MAX} keys, not {need}")
-        if need > self.capacity:
+        if self.keyed and need > self.capacity:
             cap = min(max(need, 2 * self.capacity, 64), <Py_ssize_t>INT32_MAX)
             keys = <int64_t *>realloc(self.rows, <size_t>(cap * self.width) * sizeof(int64_t))
             if keys == NULL:
@@ -799,37 +843,70 @@ cdef class KeyIndex:
         return self.lo >= 0 and self.hi < DIRECT_SPAN * keys + DIRECT_SLACK
 
     cdef int rehash(self, Py_ssize_t slots) except -1:
-        cdef Py_ssize_t g, s
+        # A hashed table of `slots` slots over every key held, read from the
+        # codes beside the table, else from the direct cells or the old table.
+        cdef Py_ssize_t g, s, c, w = self.width
         cdef uint64_t mask = <uint64_t>(slots - 1)
         cdef int32_t *table = <int32_t *>malloc(<size_t>slots * sizeof(int32_t))
         cdef int64_t *tkeys = NULL
         if table == NULL:
             raise MemoryError()
-        if self.width == 1:
+        if w == 1:
             tkeys = <int64_t *>malloc(<size_t>slots * sizeof(int64_t))
             if tkeys == NULL:
                 free(table)
                 raise MemoryError()
         memset(table, 0xFF, <size_t>slots * sizeof(int32_t))
         with nogil:
-            for g in range(self.size):
-                if g + AHEAD < self.size:
-                    s = <Py_ssize_t>(hash_row(self.rows + (g + AHEAD) * self.width, self.width)
-                                     & mask)
-                    prefetch(table + s)
+            if self.keyed:
+                for g in range(self.size):
+                    if g + AHEAD < self.size:
+                        s = <Py_ssize_t>(hash_row(self.rows + (g + AHEAD) * w, w) & mask)
+                        prefetch(table + s)
+                        if tkeys != NULL:
+                            prefetch(tkeys + s)
+                    s = <Py_ssize_t>(hash_row(self.rows + g * w, w) & mask)
+                    while table[s] != -1:
+                        s = (s + 1) & <Py_ssize_t>mask
+                    table[s] = <int32_t>g
                     if tkeys != NULL:
-                        prefetch(tkeys + s)
-                s = <Py_ssize_t>(hash_row(self.rows + g * self.width, self.width) & mask)
-                while table[s] != -1:
-                    s = (s + 1) & <Py_ssize_t>mask
-                table[s] = <int32_t>g
-                if tkeys != NULL:
-                    tkeys[s] = self.rows[g]
+                        tkeys[s] = self.rows[g]
+            elif self.dense:
+                for c in range(self.direct_cap):
+                    if self.direct[c] != -1:
+                        place(table, tkeys, mask, c, self.direct[c])
+            else:
+                for c in range(self.slots):
+                    if self.table[c] != -1:
+                        place(table, tkeys, mask, self.tkeys[c], self.table[c])
         free(self.table)
         free(self.tkeys)
         self.table = table
         self.tkeys = tkeys
         self.slots = slots
+        return 0
+
+    cdef int keep_rows(self) except -1:
+        # Holds the codes of every key beside the table from now on (one key
+        # column keeps them only once asked: they are in its table).
+        cdef Py_ssize_t c, cap
+        if self.keyed:
+            return 0
+        cap = max(self.size, 64)
+        self.rows = <int64_t *>malloc(<size_t>cap * sizeof(int64_t))
+        if self.rows == NULL:
+            raise MemoryError()
+        self.capacity = cap
+        with nogil:
+            if self.dense:
+                for c in range(self.direct_cap):
+                    if self.direct[c] != -1:
+                        self.rows[self.direct[c]] = c
+            else:
+                for c in range(self.slots):
+                    if self.table[c] != -1:
+                        self.rows[self.table[c]] = self.tkeys[c]
+        self.keyed = True
         return 0
 
     cdef int grow_direct(self, int64_t hi) except -1:
@@ -848,11 +925,16 @@ cdef class KeyIndex:
         return 0
 
     cdef int to_direct(self) except -1:
-        cdef Py_ssize_t g
+        cdef Py_ssize_t g, c
         self.grow_direct(self.hi)
         with nogil:
-            for g in range(self.size):
-                self.direct[self.rows[g]] = <int32_t>g
+            if self.keyed:
+                for g in range(self.size):
+                    self.direct[self.rows[g]] = <int32_t>g
+            else:
+                for c in range(self.slots):
+                    if self.table[c] != -1:
+                        self.direct[self.tkeys[c]] = self.table[c]
         self.dense = True
         free(self.table)
         free(self.tkeys)
@@ -881,17 +963,19 @@ cdef class KeyIndex:
         self.lo = min(self.lo, lo)
         self.hi = max(self.hi, hi)
         if not self.dense:
+            if self.spans(self.size + n):
+                self.to_direct()
             return 0
         if self.spans(self.size + n):
             self.grow_direct(self.hi)
             return 0
+        while slots < 2 * (self.size + n):
+            slots *= 2
+        self.rehash(slots)
         self.dense = False
         free(self.direct)
         self.direct = NULL
         self.direct_cap = 0
-        while slots < 2 * (self.size + n):
-            slots *= 2
-        self.rehash(slots)
         return 0
 
     cdef Py_ssize_t find(self, const int64_t *row, uint64_t h) noexcept nogil:
@@ -922,6 +1006,10 @@ cdef class KeyIndex:
             names = range(w)
         elif len(names) != w:
             raise ColumnarError(f"{len(names)} names for {w} key columns")
+        if w == 1:
+            held = (<KeyEncoder>self.encoders[0]).int64_column(columns[0], names[0])
+            if held is not None:
+                return held.reshape(-1, 1)
         parts = [(<KeyEncoder>self.encoders[j]).encode(c, name, add)
                  for j, c, name in zip(range(w), columns, names)]
         if w == 1:
@@ -930,12 +1018,18 @@ cdef class KeyIndex:
             raise ColumnarError(f"key columns of different lengths: {[len(p) for p in parts]}")
         return np.ascontiguousarray(np.stack(parts, 1))
 
-    def insert(self, columns, names=None):
-        """The number of each row's key, numbering keys not yet held."""
+    def insert(self, columns, names=None, out=None):
+        """The number of each row's key, numbering keys not yet held; in
+        ``out`` (an int64 array of a cell per row) when given, which is
+        returned, else in a new array."""
         cdef cnp.ndarray rows = self.codes(columns, names, True)
         cdef Py_ssize_t n = rows.shape[0], i, s, w = self.width
-        cdef cnp.ndarray out = np.empty(n, dtype=np.int64)
-        cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
+        if out is None:
+            out = np.empty(n, dtype=np.int64)
+        elif (type(out) is not np.ndarray or out.dtype != np.int64 or out.ndim != 1
+              or out.shape[0] != n or not out.flags.c_contiguous or not out.flags.writeable):
+            raise ColumnarError(f"out is a writable int64 array of {n} cells")
+        cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(<cnp.ndarray>out)
         cdef const int64_t *r = <const int64_t *>cnp.PyArray_DATA(rows)
         cdef int64_t k
         cdef int32_t g
@@ -1012,6 +1106,7 @@ cdef class KeyIndex:
         """The held keys in number order, one column per key position, as
         :meth:`KeyEncoder.decode` gives them (int64 for integer keys)."""
         cdef cnp.ndarray flat = np.empty((self.size, self.width), dtype=np.int64)
+        self.keep_rows()
         if self.size:
             memcpy(cnp.PyArray_DATA(flat), self.rows,
                    <size_t>(self.size * self.width) * sizeof(int64_t))
@@ -1028,6 +1123,7 @@ cdef class KeyIndex:
         for i in range(n):
             if g[i] < 0 or g[i] >= self.size:
                 raise IndexError(f"no key numbered {g[i]}")
+        self.keep_rows()
         with nogil:
             for i in range(n):
                 for j in range(w):
