@@ -159,10 +159,10 @@ def test_a_name_that_is_not_a_non_empty_str_is_a_type_error(build, bad):
     def work(worker):
         with worker.dataflow() as scope:
             stream = scope.to_stream([1])
-            before = scope._sub.next_index
+            before = scope.subgraph.next_index
             with pytest.raises(TypeError, match=r"^name must be a non-empty str, not ") as info:
                 build(scope, stream, bad)
-            allocated = scope._sub.next_index - before
+            allocated = scope.subgraph.next_index - before
             out = stream.capture()
         worker.drain()
         return str(info.value), allocated, out.extract()

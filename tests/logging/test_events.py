@@ -196,10 +196,10 @@ def test_off_means_unwrapped_channels_and_no_logger():
         return scope
 
     def tees(scope):
-        sub = scope._sub
+        sub = scope.subgraph
         return [type(p) for child in sub.children[1:]
                 for out in getattr(child.operator, "_outputs", [])
-                for p in out._counter.tee.pushers]
+                for p in out.counter.tee.pushers]
 
     def work(worker):
         assert worker.logger is None
@@ -208,9 +208,9 @@ def test_off_means_unwrapped_channels_and_no_logger():
         assert worker.logger is not None
         on_scope = build(worker)
         on = tees(on_scope)
-        inner = [type(p) for child in on_scope._sub.children[1:]
+        inner = [type(p) for child in on_scope.subgraph.children[1:]
                  for out in getattr(child.operator, "_outputs", [])
-                 for pusher in out._counter.tee.pushers
+                 for pusher in out.counter.tee.pushers
                  for p in getattr(pusher, "pushers", [])]
         registration.close()
         assert worker.logger is None

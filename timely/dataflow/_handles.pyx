@@ -106,11 +106,11 @@ cdef int _set_up(Capability cap, object time, OutputHandle out, object site,
     output's holders and (``counted``) +1 in its change batch."""
     cap._time = time
     cap._out = out
-    cap._internal = out._internal
+    cap._internal = out.internal
     cap._live = True
     cap._site = site
     if counted:
-        _count(out._internal, time, 1)
+        _count(out.internal, time, 1)
     _hold(out._held, time)
     if site is not None:
         _hold(out._sites, (time, site))
@@ -561,7 +561,7 @@ cdef class InputHandleCore:
 
     cdef readonly object _puller
     cdef object _queue               # a plain puller's deque, read directly; else None
-    cdef readonly object _consumed   # ChangeBatch of the records taken
+    cdef readonly object consumed   # ChangeBatch of the records taken
     cdef list _outputs               # the operator's OutputHandles, filled in as they are made
     cdef list _summaries             # per output: the input's summaries to it
     cdef public object frontier      # a MutableAntichain, or None when the logic never reads it
@@ -573,7 +573,7 @@ cdef class InputHandleCore:
                  frontier, bint check, str name not None):
         self._puller = puller
         self._queue = puller.queue if type(puller) is Puller else None
-        self._consumed = consumed
+        self.consumed = consumed
         self._outputs = outputs
         self._summaries = summaries
         self.frontier = frontier
@@ -610,7 +610,7 @@ cdef class InputHandleCore:
         under ``check_progress``, and makes it the current one."""
         cdef InputCapability cap
         time, data = message
-        _count(self._consumed, time, len(data))
+        _count(self.consumed, time, len(data))
         if self._check:
             check_arrival(self.frontier, time, self._name)
         cap = InputCapability.__new__(InputCapability)
@@ -712,8 +712,8 @@ cdef class OutputHandle:
     (``OutputHandle[T]`` makes a ``Stream[T]``)."""
 
     cdef readonly Py_ssize_t _port
-    cdef readonly object _internal   # ChangeBatch of the output's capability changes
-    cdef readonly object _counter    # counts what is pushed, and pushes it on
+    cdef readonly object internal    # ChangeBatch of the output's capability changes
+    cdef readonly object counter    # counts what is pushed, and pushes it on
     cdef readonly list _buffer       # records given one by one at _time
     cdef readonly object _time       # the time of the records in _buffer
     cdef readonly dict _held         # time -> how many live Capabilities of this output are at it
@@ -726,8 +726,8 @@ cdef class OutputHandle:
     def __init__(self, Py_ssize_t port, internal, counter, inputs=(),
                  tuple origin not None=("operator", (), None)):
         self._port = port
-        self._internal = internal
-        self._counter = counter
+        self.internal = internal
+        self.counter = counter
         self._buffer = []
         self._time = None
         self._held = {}
@@ -790,7 +790,7 @@ cdef class OutputHandle:
         if self._buffer:
             buffer = self._buffer
             self._buffer = []
-            self._counter.push(self._time, buffer)
+            self.counter.push(self._time, buffer)
 
     def holds(self, time):
         """The operator may send at ``time`` on this output: it holds a
@@ -837,7 +837,7 @@ cdef class OutputHandle:
         still in flight."""
         if self._buffer:
             self.flush()
-        self._counter.push(time, data)
+        self.counter.push(time, data)
 
     @property
     def output_index(self):
@@ -915,13 +915,13 @@ cdef class Session:
         may clear or reuse it); a columnar Batch is passed on."""
         if type(data) is list:
             data = (<list>data).copy()
-        self._give_owned(data)
+        self.give_owned(data)
 
     def give_vec(self, data):
         """As :meth:`give_container` (the crate's older name)."""
         self.give_container(data)
 
-    def _give_owned(self, data):
+    def give_owned(self, data):
         """``give_container`` for a batch the operator owns and will not touch
         again (a message it received, a list it just made): not copied."""
         time = self.cap_time()
@@ -931,7 +931,7 @@ cdef class Session:
         if self._out._buffer:
             self._out.flush()
         if data:
-            self._out._counter.push(time, data)
+            self._out.counter.push(time, data)
 
     def __enter__(self):
         return self

@@ -206,7 +206,7 @@ class OperatorBuilder:
         self.name = name
         self.scope = scope
         self.worker = scope.worker
-        subgraph = scope._sub
+        subgraph = scope.subgraph
         self._subgraph = subgraph
         self.index = subgraph.allocate_index()
         self.arity = subgraph.arity
@@ -250,9 +250,9 @@ class OperatorBuilder:
         """
         if self._built:
             raise DataflowError(f"operator {self.name!r} is already built")
-        if stream.scope._sub is not self._subgraph:
+        if stream.scope.subgraph is not self._subgraph:
             raise DataflowError(
-                f"operator {self.name!r}: the stream belongs to scope {stream.scope._sub.name!r}, "
+                f"operator {self.name!r}: the stream belongs to scope {stream.scope.subgraph.name!r}, "
                 f"not {self._subgraph.name!r}; use enter() or leave()")
         port = len(self._frontiers)
         if connection is not None:

@@ -32,7 +32,7 @@ class Scope:
     # worker: the timely.Worker building this scope (a layer above: not imported)
     def __init__(self, worker: Any, subgraph: Subgraph, parent: Scope | None) -> None:
         self.worker = worker
-        self._sub = subgraph
+        self._subgraph = subgraph
         self.parent = parent
 
     # -- facts ---------------------------------------------------------------
@@ -48,22 +48,28 @@ class Scope:
         return self.worker.peers
 
     @property
+    def subgraph(self) -> Subgraph:
+        """The scope's run-time graph (read-only): where operators built in
+        this scope are added."""
+        return self._subgraph
+
+    @property
     def arity(self) -> int:
         """Coordinates in this scope's timestamps: 1 at the root."""
-        return self._sub.arity
+        return self._subgraph.arity
 
     @property
     def name(self) -> str:
         """The scope's name (given to ``scoped``, or the kind of scope)."""
-        return self._sub.name
+        return self._subgraph.name
 
     @property
     def address(self) -> tuple[int, ...]:
         """The scope's address: the path of operator indices from the worker's root."""
-        return self._sub.path
+        return self._subgraph.path
 
     def __repr__(self) -> str:
-        return f"Scope({self._sub.name!r}, arity={self.arity})"
+        return f"Scope({self._subgraph.name!r}, arity={self.arity})"
 
     # -- inputs --------------------------------------------------------------
 
@@ -203,7 +209,7 @@ class Scope:
         from timely.dataflow.builder import Activator
 
         address = tuple(address)
-        sub: Subgraph | None = self._sub
+        sub: Subgraph | None = self._subgraph
         while sub is not None:
             if sub.path == address[:-1]:
                 return Activator(sub, address[-1])
@@ -243,7 +249,7 @@ class Scope:
 
     @contextlib.contextmanager
     def _child(self, name: str, nested: bool) -> Iterator[Scope]:
-        parent = self._sub
+        parent = self._subgraph
         index = parent.allocate_index()
         arity = parent.arity + 1 if nested else parent.arity
         child_sub = Subgraph(self.worker, name, (*parent.path, index), arity, nested,

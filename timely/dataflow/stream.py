@@ -65,7 +65,7 @@ class Stream(Generic[T]):
 
     def connect_to(self, target: tuple[int, int], pusher: Any) -> None:
         """Adds the edge from this stream to ``target`` with the channel's pusher."""
-        self.scope._sub.add_edge(self.source, target)
+        self.scope.subgraph.add_edge(self.source, target)
         self._tee.pushers.append(pusher)
 
     def __repr__(self) -> str:

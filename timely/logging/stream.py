@@ -95,7 +95,7 @@ class _Feeder:
 def _mark_unlogged(scope) -> object:
     """Marks the dataflow of ``scope`` (all its scopes, now and later) as not
     logged; returns its root subgraph."""
-    sub = scope._sub
+    sub = scope.subgraph
     chain = []
     while sub is not None:
         chain.append(sub)

@@ -22,8 +22,8 @@ def _record_logic(kind: str, inputs, fn, outputs, refuse: str | None = None):
     :class:`~timely.dataflow._channels.RecordLogic`), reading its inputs
     through their ``compiled_puller``."""
     return RecordLogic(kind, [inp.compiled_puller for inp in inputs],
-                       [inp._consumed for inp in inputs],
-                       fn, [out._counter for out in outputs], refuse)
+                       [inp.consumed for inp in inputs],
+                       fn, [out.counter for out in outputs], refuse)
 
 
 def per_time(builder, inp, out, start, absorb, finish):
@@ -37,7 +37,7 @@ def per_time(builder, inp, out, start, absorb, finish):
 
     Compiled: :class:`~timely.dataflow._channels.PerTimeLogic`, reading
     the input through its ``compiled_puller``."""
-    return PerTimeLogic(inp.compiled_puller, inp._consumed, out._counter, out._internal,
+    return PerTimeLogic(inp.compiled_puller, inp.consumed, out.counter, out.internal,
                         out._held, builder.input_frontier(0), start, absorb, finish)
 
 
@@ -188,7 +188,7 @@ def partition(stream, parts: int, route, name=None):
                     buckets[part].append(value)
                 for (out, _), bucket in zip(outs, buckets):
                     if bucket:
-                        out.session(cap)._give_owned(bucket)
+                        out.session(cap).give_owned(bucket)
 
         return run
 
@@ -344,7 +344,7 @@ def _stash_and_release(stream, name: str, assign):
                 ready, _ = item
                 records = stash.pop(ready.time, None)
                 if records:
-                    out.session(ready)._give_owned(records)
+                    out.session(ready).give_owned(records)
                 ready.drop()
 
         return run
@@ -400,7 +400,7 @@ def reclock(stream, clock, name=None):
                 for t, data in stash:
                     if less_equal(t, ready.time):
                         session = session or out.session(ready)
-                        session._give_owned(data)
+                        session.give_owned(data)
                     else:
                         keep.append((t, data))
                 stash[:] = keep

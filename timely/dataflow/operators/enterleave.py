@@ -59,11 +59,11 @@ class EgressNub:
 def enter(stream, child_scope):
     from timely.dataflow.stream import Stream
 
-    child = child_scope._sub
-    if child.parent is not stream.scope._sub:
+    child = child_scope.subgraph
+    if child.parent is not stream.scope.subgraph:
         raise DataflowError(
             f"enter: scope {child.name!r} is not a child of the stream's scope "
-            f"{stream.scope._sub.name!r}")
+            f"{stream.scope.subgraph.name!r}")
     if child.built:
         raise DataflowError(f"enter: scope {child.name!r} is already built")
     port = child.new_input()
@@ -82,7 +82,7 @@ def leave(stream):
     from timely.dataflow.stream import Stream
 
     child_scope = stream.scope
-    child = child_scope._sub
+    child = child_scope.subgraph
     if child.parent is None:
         raise DataflowError("leave: the stream is in a dataflow's root scope")
     port = child.new_output()

@@ -46,7 +46,7 @@ class LoopHandle(Generic[T]):
             raise DataflowError(f"{self._name} is already connected")
         b = self._builder
         scope_sub = b._subgraph
-        if stream.scope._sub is not scope_sub:
+        if stream.scope.subgraph is not scope_sub:
             raise DataflowError(f"{self._name}: the stream belongs to another scope")
         self._connected = True
         scope_sub.unconnected_loops.remove(self._name)
@@ -59,8 +59,8 @@ class LoopHandle(Generic[T]):
             # The input reaches the output through `summary`: the time it
             # gives is held while the message is current; a time whose loop
             # counter would overflow drops its records.
-            return RecordLogic("advance", [inp.compiled_puller], [inp._consumed],
-                               summary.results_in, [out._counter])
+            return RecordLogic("advance", [inp.compiled_puller], [inp.consumed],
+                               summary.results_in, [out.counter])
 
         b.build(build)
 
@@ -73,5 +73,5 @@ def feedback(scope: Scope, summary: PathSummary, name: str | None = None,
     where = f"operator {b.index}, summary {summary.increments!r}"
     loop = f"Feedback({where})" if name is None else f"{b.name!r} (feedback {where})"
     handle: LoopHandle[Any] = LoopHandle(b, summary, loop, out)
-    scope._sub.unconnected_loops.append(loop)
+    scope.subgraph.unconnected_loops.append(loop)
     return handle, stream

@@ -132,7 +132,7 @@ class InputHandle(Generic[T]):
         # window and this one message.
         if self._await_window is not None:
             self._await_window()
-        self._output.session(self._cap)._give_owned(records)
+        self._output.session(self._cap).give_owned(records)
         self._activator.activate()
 
     def advance_to(self, time: TimeLike) -> None:

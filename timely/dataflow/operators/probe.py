@@ -83,8 +83,8 @@ def probe_with(stream: Stream[Any], handle: ProbeHandle, passthrough: bool,
         caps.clear()
         # The compiled loop takes the messages and copies the frontier into
         # the handle.
-        return ProbeLogic(inp.compiled_puller, inp._consumed,
-                          out._counter if out is not None else None,
+        return ProbeLogic(inp.compiled_puller, inp.consumed,
+                          out.counter if out is not None else None,
                           b.input_frontier(0), shared, low)
 
     b.build(build)

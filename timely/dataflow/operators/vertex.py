@@ -113,7 +113,7 @@ class _Host:
         if not records:
             return
         cap = self._capability(output, time)
-        self.outputs[output].session(cap)._give_owned(records)
+        self.outputs[output].session(cap).give_owned(records)
         cap.drop()
 
     def notify_at(self, time) -> None:
