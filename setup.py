@@ -81,6 +81,7 @@ modules = [
     "timely.container._records",
     "timely.container._serialize",
     "timely.dataflow._activate",
+    "timely.dataflow._subgraph",
     "timely.dataflow._progcaster",
     "timely.dataflow._handles",
     "timely.dataflow._channels",

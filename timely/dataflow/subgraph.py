@@ -17,7 +17,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from timely.dataflow._activate import Activations, ChildActivator, Schedulable, ScopeRound
+from timely.dataflow._activate import Activations, ChildActivator, Schedulable
+from timely.dataflow._subgraph import ScopeRound
 from timely.progress.subgraph import SubgraphProgress
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class Subgraph(SubgraphProgress):
     # -- running ------------------------------------------------------------
 
     def schedule(self) -> bool:
-        """Runs the scope once (:class:`~timely.dataflow._activate.ScopeRound`);
+        """Runs the scope once (:class:`~timely.dataflow._subgraph.ScopeRound`);
         True while it is incomplete."""
         return self.round.run()
 

@@ -65,6 +65,7 @@ cdef class Tracker:
     cpdef absorb_located(self, ChangeBatch batch, ChangeBatch boundary)
     cpdef bint must_send(self, ChangeBatch batch) except -1
     cpdef report_boundary(self, ChangeBatch boundary, SharedProgress progress, bint nested)
+    cpdef int report_outputs(self, list capabilities, list internals, bint nested) except -1
     cpdef tuple drain_frontiers(self, bint everything)
     cdef list dump(self, tly_ma *m)
     cdef bint quiet(self, Py_ssize_t node) noexcept

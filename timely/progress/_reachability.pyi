@@ -100,6 +100,9 @@ class Tracker:
         """Records located changes, those at node 0 into ``boundary``; empties ``batch``."""
     def must_send(self, batch: ChangeBatch) -> bool:
         """Whether located changes hold one other workers must see now."""
+    def report_outputs(self, capabilities: list[MutableAntichain], internals: list[ChangeBatch],
+                       nested: bool) -> int:
+        """Reports the changes at the scope's outputs to the parent, as capability changes."""
     def report_boundary(self, boundary: ChangeBatch, progress: SharedProgress,
                         nested: bool) -> None:
         """Reports changes at node 0 to the parent's shared progress."""

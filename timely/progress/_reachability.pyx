@@ -878,6 +878,51 @@ cdef class Tracker:
         boundary.len = 0
         boundary.clean = 0
 
+    cpdef int report_outputs(self, list capabilities, list internals, bint nested) except -1:
+        """Reports to the parent, in ``internals`` (a ChangeBatch per scope
+        output), the changes in the times that may still reach each scope
+        output, as the scope's capability changes: ``capabilities[port]``
+        (a MutableAntichain) counts those times, and each change of its
+        frontier is reported, the innermost coordinate dropped when
+        ``nested``. Drains the output changes ``propagate_all`` gathered."""
+        cdef size_t i, j, start, n, w = self.k + 1
+        cdef Py_ssize_t port, outer = self.k - 1 if nested else self.k
+        cdef MutableAntichain held
+        cdef ChangeBatch into
+        cdef ChangeBatch changes = self.outputs
+        if changes.len == 0:
+            return 0
+        if len(capabilities) != <Py_ssize_t>self.n_outputs or \
+                len(internals) != <Py_ssize_t>self.n_outputs:
+            raise GraphError(f"{len(capabilities)} capabilities and {len(internals)} "
+                             f"internal batches for {self.n_outputs} scope outputs")
+        changes.compact_now()
+        i = 0
+        while i < changes.len:
+            # Rows come sorted, so each output's changes are one run.
+            port = <Py_ssize_t>changes.rows[i * w]
+            held = <MutableAntichain?>capabilities[port]
+            into = <ChangeBatch?>internals[port]
+            if held.k != self.k or into.k != outer:
+                raise TimestampError(f"scope output {port}: capabilities of arity {held.k} "
+                                     f"and a parent's progress of arity {into.k}, for times "
+                                     f"of arity {self.k}")
+            start = i
+            while i < changes.len and changes.rows[i * w] == <uint64_t>port:
+                held.update_row(&changes.rows[i * w + 1], changes.diffs[i])
+                i += 1
+            if held.m.clen == 0:
+                continue
+            n = tly_ma_compact_changes(&held.m)
+            if n == <size_t>-1:
+                raise MemoryError("scope output capabilities: out of memory while compacting")
+            for j in range(n):
+                into.push_row(&held.m.chg[j * self.k], held.m.chgd[j])
+            held.m.clen = 0
+        changes.len = 0
+        changes.clean = 0
+        return 0
+
     def located_items(self, ChangeBatch batch):
         """``[((is_source, node, port, time), diff)]`` of located changes, for
         logs and diagnostics (it builds a Python object per change); leaves

@@ -234,12 +234,8 @@ class SubgraphProgress(Operate):
         """Reports to the parent (in ``self.progress``) the changes in the
         times that may still reach the scope's outputs, as its capability
         changes (after the tracker propagated)."""
-        internals = self.progress.internals
-        for port, changes in enumerate(self.tracker.output_changes()):
-            if changes:
-                internal = internals[port]
-                for time, diff in self.output_capabilities[port].update_iter(changes):
-                    internal.update(self.to_outer(time), diff)
+        self.tracker.report_outputs(self.output_capabilities, self.progress.internals,
+                                    self.nested)
 
     def tracking_anything(self) -> bool:
         """Some child is incomplete, or some pointstamp is outstanding."""
