@@ -13,6 +13,13 @@ cdef class PipelinePusher:
     cpdef push(self, object time, object data)
 
 
+cdef class RoutedCounter:
+    cdef readonly object pusher
+    cdef readonly Py_ssize_t dest
+    cdef readonly object routed     # a ChangeBatch of rows (dest, time...)
+    cdef Py_ssize_t k
+
+
 cdef class Counter:
     cdef public object tee
     cdef public object produced     # a ChangeBatch

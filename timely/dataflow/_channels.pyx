@@ -12,13 +12,14 @@ from libc.string cimport memcmp, memcpy
 
 from timely.communication.allocator cimport Puller
 from timely.dataflow._activate cimport ChildActivator, Schedulable
+from timely.progress.change_batch cimport ChangeBatch
 from timely.progress.frontier cimport MutableAntichain
+from timely.progress.timestamp cimport TLY_MAX_ARITY, fill_row
 
 from bisect import insort
 
 from timely.container import Batch
 from timely.errors import ColumnarError
-from timely.progress import ChangeBatch
 
 cdef object _ABSENT = object()
 
@@ -42,6 +43,44 @@ cdef class PipelinePusher:
 
     def done(self):
         pass
+
+
+cdef class RoutedCounter:
+    """Counts the records an exchange sends to worker ``dest`` at each time,
+    as rows ``(dest, time...)`` of ``routed`` (the edge's counts by
+    destination, which its scope reports in place of the records produced:
+    :meth:`timely.progress.Tracker.route_counts`), then hands the message to
+    ``pusher``."""
+
+    def __init__(self, pusher, Py_ssize_t dest, routed):
+        if not isinstance(routed, ChangeBatch):
+            raise TypeError(f"a RoutedCounter counts into a ChangeBatch, not "
+                            f"{type(routed).__name__}")
+        if dest < 0:
+            raise ValueError(f"worker {dest}")
+        self.pusher = pusher
+        self.dest = dest
+        self.routed = routed
+        self.k = (<ChangeBatch>routed).k - 1
+        if not 1 <= self.k <= TLY_MAX_ARITY:
+            raise ValueError(f"routed counts of width {self.k + 1}")
+
+    def push(self, message):
+        cdef uint64_t row[TLY_MAX_ARITY + 1]
+        cdef Py_ssize_t n
+        time, data = message
+        n = len(data)
+        if n:
+            row[0] = <uint64_t>self.dest
+            fill_row(time, self.k, &row[1])
+            (<ChangeBatch>self.routed).push_row(row, n)
+        self.pusher.push(message)
+
+    def done(self):
+        self.pusher.done()
+
+    def __getattr__(self, name):
+        return getattr(self.pusher, name)
 
 
 cdef class Counter:

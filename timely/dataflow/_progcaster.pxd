@@ -1,6 +1,7 @@
 from libc.stdint cimport uint32_t, uint64_t
 
 from timely.progress.change_batch cimport ChangeBatch
+from timely.progress.reachability cimport Tracker
 
 
 cdef class Progcaster:
@@ -16,6 +17,9 @@ cdef class Progcaster:
     cdef readonly uint64_t sequence
     cdef uint64_t digest
     cdef uint64_t *expected          # per sender: the sequence number due next
+    # the scope's tracker when it has shadowed targets: what arrives is
+    # read from this worker's side (Tracker.localize) as it is appended
+    cdef public Tracker tracker
 
     cpdef send(self, ChangeBatch updates)
     cpdef recv(self, ChangeBatch into)

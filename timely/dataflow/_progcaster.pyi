@@ -8,6 +8,8 @@ from timely.progress import ChangeBatch
 class Progcaster:
     """The progress channel of one scope: located change batches to every worker."""
 
+    tracker: Any
+
     @property
     def pushers(self) -> list[Any]: ...
     @property

@@ -48,6 +48,7 @@ cdef class Progcaster:
 
     def __cinit__(self):
         self.expected = NULL
+        self.tracker = None
 
     def __init__(self, worker, identifier, on_data, str fingerprint="", str scope="",
                  owner=None):
@@ -129,6 +130,7 @@ cdef class Progcaster:
         cdef uint16_t version, width
         cdef uint32_t sender
         cdef uint64_t sequence, digest, count
+        cdef size_t start
         cdef const unsigned char *p
         if nbytes < HEADER:
             raise FrameError(f"a progress batch of {nbytes} bytes is shorter than its header")
@@ -164,9 +166,12 @@ cdef class Progcaster:
         if count == 0:
             return 0
         into.reserve(count)
+        start = into.len
         memcpy(&into.rows[into.len * width], p + HEADER, count * width * 8)
         memcpy(&into.diffs[into.len], p + HEADER + count * width * 8, count * 8)
         into.len += count
+        if self.tracker is not None:
+            self.tracker.localize(into, start, sender)
         return 0
 
     def describe(self, message):

@@ -131,12 +131,15 @@ class OperatorCore(Operate):
     the validity of its inputs' current messages and flushes its outputs."""
 
     __slots__ = ("name", "inputs", "outputs", "notify", "progress", "_summary", "_frontiers",
-                 "_logic", "_outputs", "_inputs")
+                 "_logic", "_outputs", "_inputs", "reads_every_copy")
 
     local = True
 
-    def __init__(self, name, summary, frontiers, notify, logic, inputs, outputs, progress):
+    def __init__(self, name, summary, frontiers, notify, logic, inputs, outputs, progress,
+                 reads_every_copy=False):
         self.name = name
+        # Its inputs' frontiers are every worker's copy's (a probe), not its own copy's.
+        self.reads_every_copy = reads_every_copy
         self.inputs = len(frontiers)
         self.outputs = len(outputs)
         self.notify = notify
@@ -222,6 +225,9 @@ class OperatorBuilder:
         self._connection: dict = {}
         self._input_summaries: list = []   # per input: per output list of PathSummary (at build)
         self._built = False
+        # Whether the operator's input frontiers are to be every worker's
+        # copy's, as a probe's are, rather than its own copy's.
+        self.reads_every_copy = False
 
     @property
     def address(self):
@@ -271,7 +277,7 @@ class OperatorBuilder:
         if self.worker.logger is not None:
             pusher, puller = self.worker.logger.channel(
                 identifier, self._subgraph, stream.source, (self.index, port), pact, pusher, puller)
-        stream.connect_to((self.index, port), pusher)
+        stream.connect_to((self.index, port), pusher, pact)
         # Operators that neither watch nor check frontiers (the stateless record
         # operators build their inputs with notify=False) keep none.
         keep = notify or self.worker.check_progress
@@ -438,5 +444,5 @@ class OperatorBuilder:
         del capabilities
         core = OperatorCore(self.name, [[list(s) for s in row] for row in matrix],
                             self._frontiers, self._notify, logic, self._inputs,
-                            self._outputs, self.shared_progress)
+                            self._outputs, self.shared_progress, self.reads_every_copy)
         self._subgraph.add_child(self.index, core)

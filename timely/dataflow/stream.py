@@ -63,9 +63,10 @@ class Stream(Generic[T]):
         self.source = source
         self._tee = tee
 
-    def connect_to(self, target: tuple[int, int], pusher: Any) -> None:
-        """Adds the edge from this stream to ``target`` with the channel's pusher."""
-        self.scope.subgraph.add_edge(self.source, target)
+    def connect_to(self, target: tuple[int, int], pusher: Any, pact: Any = None) -> None:
+        """Adds the edge from this stream to ``target`` with the channel's
+        pusher (made by ``pact``, when an operator's input reads it)."""
+        self.scope.subgraph.add_edge(self.source, target, pusher, pact)
         self._tee.pushers.append(pusher)
 
     def __repr__(self) -> str:

@@ -18,7 +18,10 @@ import functools
 from typing import TYPE_CHECKING
 
 from timely.dataflow._activate import Activations, ChildActivator, Schedulable
+from timely.dataflow._channels import RoutedCounter
 from timely.dataflow._subgraph import ScopeRound
+from timely.dataflow.channels import Exchange, Pipeline
+from timely.progress import ChangeBatch
 from timely.progress.subgraph import SubgraphProgress
 
 if TYPE_CHECKING:
@@ -84,10 +87,50 @@ class Subgraph(SubgraphProgress):
         self.schedule = self.round.run  # type: ignore[method-assign]
         self.extract_all = self.round.extract_all
         self.progcaster = self.round.progcaster = worker.progcaster(self)
+        if self.mirrored():
+            self._route_by_destination()
         worker.scopes.append(self)
         self.round.propagate()
         self.activations.deferred.update(range(1, len(self.children)))
         return summary
+
+    def mirrored(self) -> bool:
+        """With several workers, the other workers' copies of each operator
+        are tracked apart from this worker's (mirror nodes), so that an
+        operator's input frontier is its own copy's: Naiad's guarantee is
+        per vertex (no more records at a time for this copy), and a round
+        then waits for the producers' progress, not for every consumer's."""
+        return self.worker.peers > 1
+
+    def channel_kind(self, edge) -> str:
+        pact, pusher = self.edge_channels.get(edge, (None, None))
+        if type(pact) is Exchange:
+            # Counted by destination through its pushers, one per worker.
+            inner = getattr(pusher, "pushers", None)
+            return "exchange" if type(inner) is list and len(inner) == self.worker.peers \
+                else "other"
+        if type(pact) is Pipeline:
+            return "pipeline"
+        return "other"
+
+    def reads_every_copy(self, node: int) -> bool:
+        return bool(getattr(self.children[node].operator, "reads_every_copy", False))
+
+    def _route_by_destination(self) -> None:
+        """Counts the records of each exchange into a split input by the
+        worker they are bound for, and reads what other workers report
+        from this worker's side."""
+        worker = self.worker
+        self.tracker.set_worker(worker.index, worker.peers)
+        split = set(self.split)
+        for edge in self.edges:
+            pact, pusher = self.edge_channels.get(edge, (None, None))
+            if (edge[2], edge[3]) not in split or type(pact) is not Exchange:
+                continue
+            routed = ChangeBatch(arity=self.arity + 1)
+            pusher.pushers = [RoutedCounter(p, j, routed) for j, p in enumerate(pusher.pushers)]
+            self.tracker.route_counts((edge[0], edge[1]), (edge[2], edge[3]), routed)
+        self.progcaster.tracker = self.tracker
 
     # -- activation ---------------------------------------------------------
 

@@ -45,6 +45,20 @@ cdef class Tracker:
     # and whether a change there names its node to activate
     cdef list sinks
     cdef unsigned char *notifies
+    # mirrors (the other workers' copies of this scope's operators, as nodes
+    # after every other): per location, its mirror's id (-1: none); per
+    # split target, its code (its place among them, -1: none); per split
+    # target in code order, the target and its mirror
+    cdef int32_t *mirror_of
+    cdef int32_t *shadow_code
+    cdef int32_t *shadow_tgt
+    cdef int32_t *shadow_loc
+    cdef Py_ssize_t n_shadows
+    cdef Py_ssize_t shadow_node0   # the first mirror node (nnodes: none)
+    cdef Py_ssize_t mirror_t0      # the first mirror target id
+    cdef list mirrored             # per mirror node, the node it mirrors
+    cdef Py_ssize_t peers, me
+    cdef list routed               # per edge: its ChangeBatch of (worker, time) counts, or None
 
     cdef void* _alloc(self, size_t n, size_t size) except NULL
     cdef int heap_push(self, const uint64_t *time, size_t loc, int64_t diff) noexcept nogil
@@ -59,6 +73,9 @@ cdef class Tracker:
     cdef int check_located(self, ChangeBatch batch) except -1
     cpdef drain_shared(self, SharedProgress shared, Py_ssize_t node, ChangeBatch into,
                        bint produced=*)
+    cdef int push_routed(self, ChangeBatch routed, size_t target, ChangeBatch into) except -1
+    cpdef int localize(self, ChangeBatch batch, size_t start, size_t sender) except -1
+    cdef size_t real_location(self, size_t loc) noexcept
     cdef int push_located(self, ChangeBatch batch, size_t loc, int64_t sign,
                           ChangeBatch into) except -1
     cpdef harvest(self, list batches, ChangeBatch into)
@@ -68,4 +85,5 @@ cdef class Tracker:
     cpdef int report_outputs(self, list capabilities, list internals, bint nested) except -1
     cpdef tuple drain_frontiers(self, bint everything)
     cdef list dump(self, tly_ma *m)
+    cdef list with_mirror(self, size_t loc)
     cdef bint quiet(self, Py_ssize_t node) noexcept

@@ -35,6 +35,8 @@ class Builder:
     def add_node(self, index: int, inputs: int, outputs: int,
                  summary: Sequence[Sequence[Iterable[SummaryLike]]]) -> None: ...
     def add_edge(self, source: Source | tuple[int, int], target: Target | tuple[int, int]) -> None: ...
+    def add_mirror(self, node: int, index: int, split: Iterable[int] = ()) -> None:
+        """Node ``index`` mirrors ``node``: the other workers' copies of it (``split``: inputs read per copy)."""
     def is_acyclic(self) -> bool:
         """No cycle made of zero summaries and edges (every cycle strictly advances)."""
 
@@ -100,6 +102,17 @@ class Tracker:
         """Records located changes, those at node 0 into ``boundary``; empties ``batch``."""
     def must_send(self, batch: ChangeBatch) -> bool:
         """Whether located changes hold one other workers must see now."""
+    def localize(self, batch: ChangeBatch, start: int, sender: int) -> int:
+        """Reads rows ``start..`` of ``batch``, located by worker ``sender``, from this worker's side."""
+    def set_worker(self, index: int, peers: int) -> None:
+        """This worker's index among ``peers``, for :meth:`localize`."""
+    def route_counts(self, source: Source | tuple[int, int], target: Target | tuple[int, int],
+                     routed: ChangeBatch) -> None:
+        """Counts the edge's records by destination worker, from ``routed``."""
+    def split_inputs(self) -> list[Target]:
+        """The inputs whose frontier is this worker's copy's alone."""
+    def mirror(self, loc: int) -> int:
+        """The location mirroring location ``loc``, or -1."""
     def report_outputs(self, capabilities: list[MutableAntichain], internals: list[ChangeBatch],
                        nested: bool) -> int:
         """Reports the changes at the scope's outputs to the parent, as capability changes."""

@@ -104,6 +104,7 @@ class Builder:
         self._shape = {}      # node -> (inputs, outputs)
         self._summary = {}    # node -> [input][output] -> list of increment tuples
         self._edges = []      # (source node, port, target node, port)
+        self._mirrors = {}    # mirror node -> (node it mirrors, its split inputs)
 
     @property
     def arity(self):
@@ -131,6 +132,31 @@ class Builder:
         self._shape[index] = (inputs, outputs)
         self._summary[index] = rows
 
+    def add_mirror(self, node, index, split=()):
+        """Declares node ``index`` as the mirror of node ``node``: the same
+        ports and summaries, standing for the other workers' copies of the
+        operator, while ``node`` stands for this worker's. Its edges are
+        added as any other's. ``split`` lists the inputs of ``node`` whose
+        records are counted by the copy that holds them (those of other
+        workers at the mirror's input), so that the input's frontier is
+        this worker's copy's alone; an input not listed counts every
+        worker's records, and its frontier is every copy's. A mirror comes
+        after every other node."""
+        node, index = int(node), int(index)
+        if node not in self._shape or node == 0:
+            raise GraphError(f"a mirror of unknown node {node}")
+        if node in self._mirrors:
+            raise GraphError(f"node {node} is a mirror itself")
+        if index in self._shape:
+            raise GraphError(f"node {index} was added twice")
+        inputs, outputs = self._shape[node]
+        split = sorted({int(p) for p in split})
+        if any(not 0 <= p < inputs for p in split):
+            raise GraphError(f"node {node} has {inputs} inputs, not {split}")
+        self._shape[index] = (inputs, outputs)
+        self._summary[index] = [list(row) for row in self._summary[node]]
+        self._mirrors[index] = (node, split)
+
     def add_edge(self, source, target):
         """Connects output ``source = (node, port)`` to input ``target = (node, port)``."""
         sn, sp = _port(source, "source")
@@ -143,6 +169,10 @@ class Builder:
                 raise GraphError(f"edge from unknown source {Source(sn, sp)}")
             if tn not in self._shape or not 0 <= tp < self._shape[tn][0]:
                 raise GraphError(f"edge to unknown target {Target(tn, tp)}")
+        plain = [n for n in self._shape if n not in self._mirrors]
+        if self._mirrors and (plain and min(self._mirrors) < max(plain) or
+                              max(self._mirrors) - min(self._mirrors) + 1 != len(self._mirrors)):
+            raise GraphError("mirror nodes must come together after every other node")
         if self._shape and 0 not in self._shape:
             raise GraphError("node 0, the scope boundary, was never added")
 
@@ -222,6 +252,15 @@ def _minimal_summaries(antichain, arity):
     return minimal
 
 
+cdef object make_time_of(tuple row, Py_ssize_t k):
+    """The time of the coordinates ``row``."""
+    cdef uint64_t values[TLY_MAX_ARITY]
+    cdef Py_ssize_t c
+    for c in range(k):
+        values[c] = row[c]
+    return make_time(values, k)
+
+
 cdef inline int pour_changes(tly_ma *m) noexcept nogil:
     """Compacts m's frontier change log; -1 when memory runs out."""
     if m.clen == 0:
@@ -254,6 +293,12 @@ cdef class Tracker:
         self.interest = NULL
         self.touched = NULL
         self.notifies = NULL
+        self.mirror_of = NULL
+        self.shadow_tgt = NULL
+        self.shadow_loc = NULL
+        self.shadow_code = NULL
+        self.n_shadows = 0
+        self.shadow_node0 = 0
 
     def __init__(self):
         raise TypeError("a Tracker is made by Builder.build()")
@@ -282,6 +327,10 @@ cdef class Tracker:
         free(self.osum_row)
         free(self.hrows)
         free(self.hdiff)
+        free(self.mirror_of)
+        free(self.shadow_tgt)
+        free(self.shadow_loc)
+        free(self.shadow_code)
         free(self.interest)
         free(self.touched)
         free(self.notifies)
@@ -336,6 +385,35 @@ cdef class Tracker:
                 for o_, sums in enumerate(per_output):
                     for s in sums:
                         conns[self.tbase[n] + i_].append((self.sbase[n] + o_, s))
+        # Mirrors: per location, its mirror's (-1: none; a target not split
+        # has none: its records count there from every worker); per split
+        # target, its code (its place among them) for records routed to it.
+        self.mirror_of = <int32_t *>self._alloc(L, sizeof(int32_t))
+        self.shadow_code = <int32_t *>self._alloc(T, sizeof(int32_t))
+        for l_ in range(L):
+            self.mirror_of[l_] = -1
+        for t_ in range(T):
+            self.shadow_code[t_] = -1
+        split_targets = []
+        for m_, (n_, split) in sorted(builder._mirrors.items()):
+            for p in range(self.shapes[n_][1]):
+                self.mirror_of[T + self.sbase[n_] + p] = T + self.sbase[m_] + p
+            for p in split:
+                self.mirror_of[self.tbase[n_] + p] = self.tbase[m_] + p
+                split_targets.append((self.tbase[n_] + p, self.tbase[m_] + p))
+        self.n_shadows = len(split_targets)
+        self.shadow_tgt = <int32_t *>self._alloc(self.n_shadows, sizeof(int32_t))
+        self.shadow_loc = <int32_t *>self._alloc(self.n_shadows, sizeof(int32_t))
+        for i_, (t_, m_) in enumerate(split_targets):
+            self.shadow_tgt[i_] = t_
+            self.shadow_loc[i_] = m_
+            self.shadow_code[t_] = i_
+        self.peers = 1
+        self.me = 0
+        self.routed = [None] * len(builder._edges)
+        self.shadow_node0 = min(builder._mirrors) if builder._mirrors else self.nnodes
+        self.mirrored = [builder._mirrors[m_][0] for m_ in range(self.shadow_node0, self.nnodes)]
+        self.mirror_t0 = self.tbase[self.shadow_node0]
         nconn = sum(len(c_) for c_ in conns)
         self.conn_start = <int32_t *>self._alloc(T + 1, sizeof(int32_t))
         self.conn_src = <int32_t *>self._alloc(nconn, sizeof(int32_t))
@@ -719,6 +797,7 @@ cdef class Tracker:
         cdef ChangeBatch batch
         cdef Py_ssize_t port, nin, nout
         cdef size_t src, e
+        cdef object routed
         self.check_located(into)
         if not 0 < node < self.nnodes:
             raise GraphError(f"pointstamp at unknown node {node}")
@@ -750,10 +829,138 @@ cdef class Tracker:
                 if produced:
                     src = self.sbase[node] + port
                     for e in range(<size_t>self.edge_start[src], <size_t>self.edge_start[src + 1]):
-                        self.push_located(batch, self.edge_tgt[e], 1, into)
+                        if <Py_ssize_t>self.edge_tgt[e] >= self.mirror_t0:
+                            continue           # a mirror's: its records are counted by others
+                        routed = self.routed[e]
+                        if routed is None:
+                            self.push_located(batch, self.edge_tgt[e], 1, into)
+                        else:
+                            self.push_routed(<ChangeBatch>routed, self.edge_tgt[e], into)
                 batch.len = 0
                 batch.clean = 0
+            if nout and self.n_shadows:
+                # What was routed on an edge whose records were dropped (or
+                # that produced nothing this time) goes with them.
+                src = self.sbase[node] + port
+                for e in range(<size_t>self.edge_start[src], <size_t>self.edge_start[src + 1]):
+                    routed = self.routed[e]
+                    if routed is not None and (<ChangeBatch>routed).len:
+                        if produced:
+                            self.push_routed(<ChangeBatch>routed, self.edge_tgt[e], into)
+                        (<ChangeBatch>routed).len = 0
+                        (<ChangeBatch>routed).clean = 0
             port += 1
+
+    cdef int push_routed(self, ChangeBatch routed, size_t target, ChangeBatch into) except -1:
+        """Appends the records routed to ``target`` (rows ``(worker, time...)``
+        of ``routed``) to ``into`` under their codes: location ``T + S +
+        shadow * peers + worker``, which each receiver reads as ``target``
+        when the records are bound for it and as the target's shadow
+        otherwise (:meth:`localize`). Empties ``routed``."""
+        cdef uint64_t row[TLY_MAX_ARITY + 1]
+        cdef size_t i, k = self.k, L = self.T + self.S
+        cdef int32_t code = self.shadow_code[target]
+        cdef uint64_t dest
+        if routed.k != self.k + 1:
+            raise TimestampError(f"routed counts of width {routed.k} for a tracker of "
+                                 f"arity {self.k}")
+        if code < 0:
+            raise GraphError(f"records routed to {self.locations[target]}, which has no shadow")
+        routed.compact_now()
+        into.reserve(routed.len)
+        for i in range(routed.len):
+            dest = routed.rows[i * (k + 1)]
+            if dest >= <uint64_t>self.peers:
+                raise GraphError(f"records routed to worker {dest} of {self.peers}")
+            row[0] = L + <size_t>code * <size_t>self.peers + dest
+            memcpy(&row[1], &routed.rows[i * (k + 1) + 1], k * sizeof(uint64_t))
+            into.push_row(row, routed.diffs[i])
+        routed.len = 0
+        routed.clean = 0
+        return 0
+
+    cpdef int localize(self, ChangeBatch batch, size_t start, size_t sender) except -1:
+        """Reads rows ``start..`` of ``batch``, as worker ``sender`` located
+        them, from this worker's side: another worker's changes count at
+        the mirrors of its operators' locations (its capabilities, and the
+        records its copy of an operator holds at a split input), and
+        records routed to a split input under its code count at the input
+        when bound for this worker and at its mirror when not. A code
+        outside the scope is a GraphError."""
+        cdef size_t i, loc, c, w = self.k + 1, L = self.T + self.S
+        cdef size_t peers = <size_t>self.peers, n = batch.len
+        cdef uint64_t *rows = batch.rows
+        cdef bint other = sender != <size_t>self.me
+        if self.shadow_node0 == self.nnodes:
+            return 0
+        if batch.k != self.k + 1:
+            raise TimestampError(f"located changes of width {batch.k} for a tracker of "
+                                 f"arity {self.k}")
+        if sender >= peers:
+            raise GraphError(f"progress from worker {sender} of {peers}")
+        for i in range(start, n):
+            loc = rows[i * w]
+            if loc >= L:
+                c = loc - L
+                if c >= <size_t>self.n_shadows * peers:
+                    raise GraphError(f"progress at location {loc}, outside this scope's "
+                                     f"{L} locations and {self.n_shadows * peers} routed codes")
+                if c % peers == <size_t>self.me:
+                    rows[i * w] = <uint64_t>self.shadow_tgt[c // peers]
+                else:
+                    rows[i * w] = <uint64_t>self.shadow_loc[c // peers]
+            elif other and self.mirror_of[loc] >= 0:
+                rows[i * w] = <uint64_t>self.mirror_of[loc]
+        if batch.clean > start:
+            batch.clean = start
+        return 0
+
+    cdef size_t real_location(self, size_t loc) noexcept:
+        """The location ``loc`` mirrors (``loc`` itself when it is no mirror)."""
+        cdef Py_ssize_t node = self.loc_node[loc], p = self.loc_port[loc]
+        cdef Py_ssize_t real
+        if node < self.shadow_node0:
+            return loc
+        real = self.mirrored[node - self.shadow_node0]
+        if loc < self.T:
+            return self.tbase[real] + p
+        return self.T + self.sbase[real] + p
+
+    def set_worker(self, Py_ssize_t index, Py_ssize_t peers):
+        """This worker's index among ``peers``: how :meth:`localize` reads
+        the records routed to a shadowed target."""
+        if not 0 <= index < peers:
+            raise GraphError(f"worker {index} of {peers}")
+        self.me = index
+        self.peers = peers
+
+    def route_counts(self, source, target, ChangeBatch routed not None):
+        """Counts the records on the edge ``source -> target`` by the worker
+        they are bound for, from ``routed`` (rows ``(worker, time...)``,
+        filled by the edge's pusher) instead of by the records its source
+        produced. ``target`` must have a shadow."""
+        cdef size_t src = self.source_id(source) - self.T, tgt = self.target_id(target), e
+        if self.shadow_code[tgt] < 0:
+            raise GraphError(f"{Target(*target)} has no shadow: its records count as produced")
+        if routed.k != self.k + 1:
+            raise TimestampError(f"routed counts of width {routed.k} for a tracker of "
+                                 f"arity {self.k}")
+        for e in range(<size_t>self.edge_start[src], <size_t>self.edge_start[src + 1]):
+            if <size_t>self.edge_tgt[e] == tgt:
+                self.routed[e] = routed
+                return
+        raise GraphError(f"no edge from {Source(*source)} to {Target(*target)}")
+
+    def split_inputs(self):
+        """The inputs whose frontier is this worker's copy's alone, as ``Target`` s."""
+        return [self.locations[self.shadow_tgt[i]] for i in range(self.n_shadows)]
+
+    def mirror(self, size_t loc):
+        """The location that mirrors location ``loc`` (another worker's copy
+        of its operator), or -1."""
+        if loc >= self.T + self.S:
+            raise GraphError(f"location {loc} outside this scope's {self.T + self.S}")
+        return self.mirror_of[loc]
 
     cdef int push_located(self, ChangeBatch batch, size_t loc, int64_t sign,
                           ChangeBatch into) except -1:
@@ -928,6 +1135,7 @@ cdef class Tracker:
         logs and diagnostics (it builds a Python object per change); leaves
         ``batch`` as it is."""
         cdef size_t i, loc, w = self.k + 1
+        cdef bint mirrored = False
         self.check_located(batch)
         batch.compact_now()
         out = []
@@ -936,9 +1144,21 @@ cdef class Tracker:
             if loc >= self.T + self.S:
                 raise GraphError(f"progress at location {loc}, outside this scope's "
                                  f"{self.T + self.S} locations")
-            out.append(((loc >= self.T, self.loc_node[loc], self.loc_port[loc],
-                         make_time(&batch.rows[i * w + 1], self.k)), batch.diffs[i]))
-        return out
+            if self.loc_node[loc] >= self.shadow_node0:
+                # A mirror is described as the location it mirrors.
+                loc = self.real_location(loc)
+                mirrored = True
+            out.append((loc, tuple([batch.rows[i * w + 1 + c] for c in range(self.k)]),
+                        batch.diffs[i]))
+        if mirrored:
+            # The same changes read from any worker's side: one entry a
+            # location and time, in the order of both.
+            merged = {}
+            for loc_, row, diff in out:
+                merged[(loc_, row)] = merged.get((loc_, row), 0) + diff
+            out = [(key[0], key[1], diff) for key, diff in sorted(merged.items()) if diff]
+        return [((loc_ >= self.T, self.loc_node[loc_], self.loc_port[loc_],
+                  make_time_of(row, self.k)), diff) for loc_, row, diff in out]
 
     def pending(self):
         """Changes are recorded and not yet applied by :meth:`propagate_all`
@@ -990,6 +1210,8 @@ cdef class Tracker:
         for i in range(self.pushed.len):
             loc = self.pushed.rows[i * w]
             node = self.loc_node[loc]
+            if node >= self.shadow_node0:
+                continue                   # a shadow: no operator reads it
             self.touched[node] = 1
             if node < lowest:
                 lowest = node
@@ -1140,9 +1362,21 @@ cdef class Tracker:
         return True
 
     def source_pointstamps(self, source):
-        """Accumulated pointstamp counts at an output port (non-zero ones, in time order)."""
-        return self.dump(&self.pointstamps[self.source_id(source)])
+        """Accumulated pointstamp counts at an output port (non-zero ones, in
+        time order), every worker's copy's together."""
+        return self.with_mirror(self.source_id(source))
 
     def target_pointstamps(self, target):
-        """Accumulated pointstamp counts at an input port (non-zero ones, in time order)."""
-        return self.dump(&self.pointstamps[self.target_id(target)])
+        """Accumulated pointstamp counts at an input port (non-zero ones, in
+        time order), every worker's copy's together."""
+        return self.with_mirror(self.target_id(target))
+
+    cdef list with_mirror(self, size_t loc):
+        cdef list mine = self.dump(&self.pointstamps[loc])
+        if self.mirror_of[loc] < 0:
+            return mine
+        counts = dict(mine)
+        for time, n in self.dump(&self.pointstamps[self.mirror_of[loc]]):
+            counts[time] = counts.get(time, 0) + n
+        return sorted((t, n) for t, n in counts.items() if n)
+

@@ -41,7 +41,7 @@ from timely.progress.frontier import Antichain, MutableAntichain
 from timely.progress.operate import Operate, PerOperatorState, SharedProgress
 from timely.progress.reachability import Builder, Tracker
 
-__all__ = ["SubgraphProgress"]
+__all__ = ["SubgraphProgress", "plan_mirrors"]
 
 
 class SubgraphProgress(Operate):
@@ -67,6 +67,8 @@ class SubgraphProgress(Operate):
         self.outputs = 0
         self.children: list = [None]       # slot 0: the scope boundary
         self.edges: list = []              # (source node, port, target node, port)
+        self.edge_channels: dict = {}      # edge -> (pact, pusher), where given
+        self.split: list = []              # the inputs read per worker copy, made by build()
         self.built = False
         self.next_index = 1
         self.input_messages: list = []     # per scope input: records that entered
@@ -106,10 +108,48 @@ class SubgraphProgress(Operate):
         child = self.children[index] = PerOperatorState(index, operator, identifier)
         return child
 
-    def add_edge(self, source, target) -> None:
+    def add_edge(self, source, target, pusher=None, pact=None) -> None:
+        """Connects ``source`` to ``target``; ``pusher`` and ``pact`` are the
+        channel's, where an operator's input reads it (a scope at run time
+        may count the records of an exchange by destination)."""
         if self.built:
             raise DataflowError(f"scope {self.name!r} is already built; it takes no new edges")
-        self.edges.append((source[0], source[1], target[0], target[1]))
+        edge = (source[0], source[1], target[0], target[1])
+        self.edges.append(edge)
+        if pact is not None:
+            self.edge_channels[edge] = (pact, pusher)
+
+    def mirrored(self) -> bool:
+        """Whether the other workers' copies of the operators are tracked apart
+        from this worker's (by mirror nodes): not here; a scope at run time
+        with several workers does."""
+        return False
+
+    def channel_kind(self, edge) -> str:
+        """How an edge's records travel: ``"pipeline"`` (to this worker's
+        copy of the target), ``"exchange"`` (to any worker's, counted by
+        destination) or ``"other"`` (counted as produced, wherever they go).
+        Every edge is ``"other"`` here; a scope at run time tells them apart."""
+        return "other"
+
+    def reads_every_copy(self, node: int) -> bool:
+        """Whether operator ``node`` is to see the frontier of every worker's
+        copy of its inputs (a probe), not its own copy's."""
+        return False
+
+    def _add_mirrors(self, builder) -> None:
+        """Adds a mirror of every operator (not scopes) and their edges
+        (:func:`plan_mirrors`)."""
+        plain = [child.index for child in self.children[1:] if child.local]
+        mirror, split, edges = plan_mirrors(
+            plain, {node: self.children[node].inputs for node in plain}, self.edges,
+            {edge: self.channel_kind(edge) for edge in self.edges},
+            {node for node in plain if self.reads_every_copy(node)}, len(self.children))
+        for node in plain:
+            builder.add_mirror(node, mirror[node], [p for n, p in split if n == node])
+        for source, target in edges:
+            builder.add_edge(source, target)
+        self.split = split
 
     def new_input(self) -> int:
         port = self.inputs
@@ -141,6 +181,8 @@ class SubgraphProgress(Operate):
             builder.add_node(child.index, op.inputs, op.outputs, op.summary())
         for sn, sp, tn, tp in self.edges:
             builder.add_edge((sn, sp), (tn, tp))
+        if self.mirrored():
+            self._add_mirrors(builder)
         self.tracker, inner_summary = builder.build()
         for child in self.children[1:]:
             # An input's frontier reaches its operator through the sink the
@@ -173,7 +215,15 @@ class SubgraphProgress(Operate):
         for child in self.children[1:]:
             if child.local:
                 for port in range(child.outputs):
-                    final.update((self.tracker.source_location(child.index, port), *low), peers)
+                    here = self.tracker.source_location(child.index, port)
+                    there = self.tracker.mirror(here)
+                    if there < 0:
+                        final.update((here, *low), peers)
+                    else:
+                        # This worker's copy, and the others' at the mirror.
+                        final.update((here, *low), 1)
+                        if peers > 1:
+                            final.update((there, *low), peers - 1)
         self._summary = self.outer_summary(inner_summary)
         return self._summary
 
@@ -240,3 +290,51 @@ class SubgraphProgress(Operate):
     def tracking_anything(self) -> bool:
         """Some child is incomplete, or some pointstamp is outstanding."""
         return self.incomplete_count > 0 or self.tracker.tracking_anything()
+
+
+def plan_mirrors(plain: list, inputs: dict, edges: list, kinds: dict, every: set,
+                 first: int) -> tuple[dict, list, list]:
+    """Where the other workers' copies of a scope's operators go in its
+    graph: ``(mirror, split, added)``.
+
+    ``plain`` lists the operators (not scopes) of the scope, ``inputs``
+    their input counts, ``edges`` the scope's edges ``(source node, port,
+    target node, port)``, ``kinds[edge]`` how its records travel
+    (``"pipeline"``, ``"exchange"`` counted by destination, or ``"other"``),
+    ``every`` the operators whose inputs read every worker's copy (probes),
+    and ``first`` the first free node index.
+
+    ``mirror[node]`` is the node standing for the other workers' copies of
+    ``node``. ``split`` lists the inputs whose frontier is this worker's
+    copy's alone: those of a plain operator not in ``every``, fed only by
+    pipelines and exchanges from plain operators. ``added`` are the edges to
+    add beside the scope's own: a pipeline joins the mirrors as it joins
+    the operators; an exchange into a split input joins each copy to both;
+    any other edge from an operator joins its mirror to the input itself,
+    which then counts every worker's records.
+    """
+    mirror = {node: first + i for i, node in enumerate(plain)}
+    feeding: dict = {}
+    for edge in edges:
+        feeding.setdefault((edge[2], edge[3]), []).append(edge)
+    split = []
+    for node in plain:
+        if node in every:
+            continue
+        for port in range(inputs[node]):
+            into = feeding.get((node, port), ())
+            if into and all(e[0] in mirror and kinds[e] != "other" for e in into):
+                split.append((node, port))
+    chosen = set(split)
+    added = []
+    for edge in edges:
+        sn, sp, tn, tp = edge
+        if (tn, tp) in chosen:
+            added.append(((mirror[sn], sp), (mirror[tn], tp)))
+            if kinds[edge] == "exchange":
+                added.append(((mirror[sn], sp), (tn, tp)))
+                added.append(((sn, sp), (mirror[tn], tp)))
+        elif sn in mirror:
+            added.append(((mirror[sn], sp), (tn, tp)))
+    return mirror, sorted(split), added
+

@@ -72,6 +72,8 @@ def probe_with(stream: Stream[Any], handle: ProbeHandle, passthrough: bool,
     ``stream``'s frontier into ``handle``; returns the stream passed
     through when ``passthrough``, else None."""
     b = OperatorBuilder(operator_name(name, "Probe"), stream.scope)
+    # A probe answers for the whole computation: every worker's copy.
+    b.reads_every_copy = True
     inp = b.new_input(stream, Pipeline())
     out, result = b.new_output() if passthrough else (None, None)
     low = minimum(b.arity)
