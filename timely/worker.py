@@ -739,8 +739,10 @@ class Worker:
             return
         self.active.discard(identifier)
         subgraph.shut_down()
-        # Data still arriving for it is discarded, and credited to its sender.
-        self.allocator.drop_channels(self._dataflow_channels.pop(identifier, ()))
-        for scope in self.scopes:
-            if scope.path[0] == identifier:
-                scope.done = True
+        # Data and progress still arriving for it are discarded, and credited
+        # to their senders (a frame's bytes may ride on a progress batch).
+        scopes = [scope for scope in self.scopes if scope.path[0] == identifier]
+        self.allocator.drop_channels([*self._dataflow_channels.pop(identifier, ()),
+                                      *(("progress", *scope.path) for scope in scopes)])
+        for scope in scopes:
+            scope.done = True
