@@ -62,6 +62,7 @@ from __future__ import annotations
 import ctypes
 from collections import deque
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -89,7 +90,7 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators.relational import at_complete_times
+from timely.dataflow.operators.relational import Pace, at_complete_times
 
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
@@ -305,12 +306,7 @@ def _degree_requests(pairs: Stream[Batch], directed: bool) -> tuple[Stream[Batch
     this worker; and per id, ``(node, count, ticket)`` to the id's owner:
     the pairs it is in here, and ``ticket``, its position here times the
     workers plus this worker's index, to answer to."""
-    scope = pairs.scope
-    index, peers = scope.index, scope.peers
-    b = OperatorBuilder("TriangleDegrees", scope)
-    inp = b.new_input(pairs, Exchange(batch=_pair_route))
-    requests_out, requests = b.new_output()
-    keys_out, keys = b.new_output()
+    index, peers = pairs.scope.index, pairs.scope.peers
 
     def numbered(held: list[Batch]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
                                              np.ndarray]:
@@ -335,49 +331,26 @@ def _degree_requests(pairs: Stream[Batch], directed: bool) -> tuple[Stream[Batch
         _give_back()
         return ids, keys, weight, end_counts(keys, shift, len(ids))
 
-    def asked(ids: np.ndarray, counts: np.ndarray) -> Iterator[tuple[Any, Batch]]:
+    def asked(ids: np.ndarray, counts: np.ndarray) -> Iterator[tuple[int, Batch]]:
         ticket_type = _gid_type(len(ids) * peers + index)
         for start, stop in _slices(len(ids)):
             tickets = np.arange(start, stop, dtype=np.int64) * peers + index
-            yield requests_out, Batch(node=ids[start:stop], count=_narrow(counts[start:stop]),
-                                      ticket=tickets.astype(ticket_type))
+            yield 0, Batch(node=ids[start:stop], count=_narrow(counts[start:stop]),
+                           ticket=tickets.astype(ticket_type))
+        del ids, counts
+        _give_back()
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        paced = _Paced(scope, info)
-        held: dict = {}
+    def step(_cap: Any, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]] | None:
+        (parts,) = rows
+        if not parts:
+            return None
+        ids, keys, weight, counts = numbered(parts)
+        # The keys stay on this worker, whole; the questions go out paced.
+        return chain([(1, Batch(key=keys) if weight is None else Batch(key=keys, weight=weight))],
+                     asked(ids, counts))
 
-        def run(frontiers):
-            for cap, data in inp:
-                parts = held.get(cap.time)
-                if parts is None:
-                    parts = held[cap.time] = []
-                    notificator.notify_at(cap.retain_for_output(0))
-                    notificator.notify_at(cap.retain_for_output(1))
-                if len(data):
-                    parts.append(data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                ask, keep = _both(ready)
-                parts = held.pop(ready.time)
-                if not parts:
-                    ask.drop()
-                    keep.drop()
-                    continue
-                ids, keys, weight, counts = numbered(parts)
-                keys_out.give_at(keep.time, Batch(key=keys) if weight is None
-                                 else Batch(key=keys, weight=weight))
-                keep.drop()
-                paced.send([ask], asked(ids, counts))
-            paced.run()
-
-        return run
-
-    b.build(build)
+    requests, keys = at_complete_times("TriangleDegrees", [(pairs, Exchange(batch=_pair_route))],
+                                       step, whole=False, outputs=2, pace=Pace(peers))
     return requests, keys
 
 
@@ -390,76 +363,50 @@ def _owners(requests: Stream[Batch]) -> tuple[Stream[Batch], Stream[Batch]]:
     ``(ticket, degree, gid)``, bound for the asking worker; and the ids with
     their degrees as one ``(node, degree)`` Batch on this worker, in the
     order of their global numbers (``gid // W``)."""
-    scope = requests.scope
-    index, peers = scope.index, scope.peers
-    b = OperatorBuilder("TriangleOwners", scope)
-    inp = b.new_input(requests, by_vertex("node"))
-    replies_out, replies = b.new_output()
-    table_out, table = b.new_output()
+    index, peers = requests.scope.index, requests.scope.peers
 
     def answers(asked: list[tuple[np.ndarray, np.ndarray]], degree: np.ndarray,
-                rank: np.ndarray) -> Iterator[tuple[Any, Batch]]:
+                rank: np.ndarray) -> Iterator[tuple[int, Batch]]:
         narrow_degree = _gid_type(int(degree.max()) if len(degree) else 0)
         gid_type = _gid_type(len(degree) * peers)
         asked.reverse()
         while asked:
             tickets, at = asked.pop()
             gid = rank[at].astype(np.int64) * peers + index
-            yield replies_out, Batch(ticket=tickets, degree=degree[at].astype(narrow_degree),
-                                     gid=gid.astype(gid_type))
+            yield 0, Batch(ticket=tickets, degree=degree[at].astype(narrow_degree),
+                           gid=gid.astype(gid_type))
+        del degree, rank
+        _give_back()
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        paced = _Paced(scope, info)
-        held: dict = {}
+    def step(_cap: Any, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]]:
+        (asked,) = rows
+        ids = _distinct([p["node"] for p in asked])
+        owned = SortedIds(ids)
+        degree = np.zeros(len(ids), dtype=np.int64)
+        # Each question by the position of its id, found once.
+        located = []
+        asked.reverse()
+        while asked:
+            p = asked.pop()
+            at = np.empty(len(p), dtype=np.int32)
+            find_positions(owned, np.ascontiguousarray(p["node"], dtype=np.int64), at,
+                           degree, p["count"])
+            located.append((p["ticket"], at))
+        del owned
+        # Global numbers by falling degree: the blocks' hubs then come
+        # first and together, which keeps the counting's marks and
+        # rows in cache (half its time at 10^7 R-MAT edges).
+        order = np.argsort(degree, kind="stable")[::-1]
+        rank = np.empty(len(ids), dtype=np.int32)
+        rank[order] = np.arange(len(ids), dtype=np.int32)
+        table = ([(1, Batch(node=ids[order], degree=_narrow(degree[order])))] if len(ids)
+                 else [])
+        del order, ids
+        # The table stays on this worker, whole; the answers go out paced.
+        return chain(table, answers(located, degree, rank))
 
-        def run(frontiers):
-            for cap, data in inp:
-                parts = held.get(cap.time)
-                if parts is None:
-                    parts = held[cap.time] = []
-                    notificator.notify_at(cap.retain_for_output(0))
-                    notificator.notify_at(cap.retain_for_output(1))
-                if len(data):
-                    parts.append(data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                answer, keep = _both(ready)
-                asked = held.pop(ready.time)
-                ids = _distinct([p["node"] for p in asked])
-                owned = SortedIds(ids)
-                degree = np.zeros(len(ids), dtype=np.int64)
-                # Each question by the position of its id, found once.
-                located = []
-                asked.reverse()
-                while asked:
-                    p = asked.pop()
-                    at = np.empty(len(p), dtype=np.int32)
-                    find_positions(owned, np.ascontiguousarray(p["node"], dtype=np.int64), at,
-                                   degree, p["count"])
-                    located.append((p["ticket"], at))
-                del owned
-                # Global numbers by falling degree: the blocks' hubs then come
-                # first and together, which keeps the counting's marks and
-                # rows in cache (half its time at 10^7 R-MAT edges).
-                order = np.argsort(degree, kind="stable")[::-1]
-                rank = np.empty(len(ids), dtype=np.int32)
-                rank[order] = np.arange(len(ids), dtype=np.int32)
-                if len(ids):
-                    table_out.give_at(keep.time, Batch(node=ids[order],
-                                                       degree=_narrow(degree[order])))
-                del order, ids
-                keep.drop()
-                paced.send([answer], answers(located, degree, rank))
-            paced.run()
-
-        return run
-
-    b.build(build)
+    replies, table = at_complete_times("TriangleOwners", [(requests, by_vertex("node"))], step,
+                                       whole=False, outputs=2, pace=Pace(peers))
     return replies, table
 
 
@@ -471,14 +418,9 @@ def _oriented(keys: Stream[Batch], replies: Stream[Batch], directed: bool) -> St
     about their ends: ``(a, b)`` rows (``weight`` too when ``directed``), the
     global numbers of the edge's lower end and of its higher end, bound for
     the owner of ``a``."""
-    scope = keys.scope
-    peers = scope.peers
-    b = OperatorBuilder("TriangleOrient", scope)
-    keys_in = b.new_input(keys, Pipeline())
-    replies_in = b.new_input(replies, Exchange("ticket"))
-    out, oriented = b.new_output()
+    peers = keys.scope.peers
 
-    def edges(pairs: Batch, answers: list[Batch]) -> Iterator[tuple[Any, Batch]]:
+    def edges(pairs: Batch, answers: list[Batch]) -> Iterator[tuple[int, Batch]]:
         n = sum(len(p) for p in answers)
         degree = np.empty(n, dtype=np.int64)
         gid = np.empty(n, dtype=np.int64)
@@ -494,40 +436,17 @@ def _oriented(keys: Stream[Batch], replies: Stream[Batch], directed: bool) -> St
             a: np.ndarray = np.empty(stop - start, dtype=gid_type)
             c: np.ndarray = np.empty(stop - start, dtype=gid_type)
             orient_pairs(key[start:stop], shift, degree, gid, a, c)
-            yield out, (Batch(a=a, b=c) if weight is None
-                        else Batch(a=a, b=c, weight=weight[start:stop]))
+            yield 0, (Batch(a=a, b=c) if weight is None
+                      else Batch(a=a, b=c, weight=weight[start:stop]))
+        del pairs, key, weight, degree, gid
+        _give_back()
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        paced = _Paced(scope, info)
-        held: dict = {}
+    def step(_cap: Any, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]] | None:
+        mine, answers = rows
+        return edges(mine[0], answers) if mine else None
 
-        def run(frontiers):
-            for port, inp in enumerate((keys_in, replies_in)):
-                for cap, data in inp:
-                    parts = held.get(cap.time)
-                    if parts is None:
-                        parts = held[cap.time] = ([], [])
-                        notificator.notify_at(cap)
-                    if len(data):
-                        parts[port].append(data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                mine, answers = held.pop(ready.time)
-                if not mine:
-                    ready.drop()
-                    continue
-                paced.send([ready], edges(mine[0], answers))
-            paced.run()
-
-        return run
-
-    b.build(build)
-    return oriented
+    return at_complete_times("TriangleOrient", [(keys, Pipeline()), (replies, Exchange("ticket"))],
+                             step, whole=False, pace=Pace(peers))
 
 
 # -- 5. the ring -----------------------------------------------------------------------
