@@ -61,9 +61,8 @@ from timely.algorithms.propagation import Growing, loop_round, outer_time
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
-from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import per_time
-from timely.dataflow.operators.relational import KeyIndex, at_complete_times
+from timely.dataflow.operators.relational import KeyIndex, Pace, at_complete_times
 from timely.errors import ColumnarError
 from timely.progress import less_equal
 
@@ -176,9 +175,8 @@ def _heavy_vertices(edges: Stream[Batch], src: str, dst: str) -> Stream[Batch]:
 
 
 class _Inputs:
-    """What one worker was given at one time: its edges, nodes and the
-    heavy vertices, held (as the caller's arrays) until the time is
-    complete."""
+    """What one worker was given at one time, once the time is complete:
+    its edges, nodes and the heavy vertices, as the caller's arrays."""
 
     def __init__(self) -> None:
         self.edges: list[tuple[np.ndarray, np.ndarray]] = []
@@ -277,48 +275,24 @@ def _records(edges: Stream[Batch], nodes: Stream[Batch] | None, heavy: Stream[Ba
     all in: ``(node, heard, tag)`` records of every edge and node this
     worker was given, each for the worker ``tag >> 3``, made and sent a
     message at a time (:func:`~timely.algorithms._graph.label_records`)."""
-    scope = edges.scope
-    peers = scope.peers
-    b = OperatorBuilder("LabelRecords", scope)
-    ports = [b.new_input(edges, Pipeline()), b.new_input(heavy, Pipeline())]
-    if nodes is not None:
-        ports.append(b.new_input(nodes, Pipeline()))
-    out, records = b.new_output()
+    peers = edges.scope.peers
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        held: dict = {}
-        sender = _Sender(scope, info.activator)
+    def step(_cap, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]]:
+        edge_rows, heavy_rows, node_rows = rows
+        # Each Batch let go as its arrays are taken (a cast may copy them).
+        given = _Inputs()
+        while edge_rows:
+            s, d = edge_ends(edge_rows.pop(0), src, dst)
+            given.edges.append((np.ascontiguousarray(s), np.ascontiguousarray(d)))
+        while heavy_rows:
+            given.heavy.append(node_ids(heavy_rows.pop(0)))
+        while node_rows:
+            given.nodes.append(np.ascontiguousarray(node_ids(node_rows.pop(0))))
+        return ((0, batch) for batch in given.records(directed, peers))
 
-        def run(frontiers):
-            for port, inp in enumerate(ports):
-                for cap, data in inp:
-                    given = held.get(cap.time)
-                    if given is None:
-                        given = held[cap.time] = _Inputs()
-                        notificator.notify_at(cap)
-                    if not len(data):
-                        continue
-                    if port == 0:
-                        s, d = edge_ends(data, src, dst)
-                        given.edges.append((np.ascontiguousarray(s), np.ascontiguousarray(d)))
-                    elif port == 1:
-                        given.heavy.append(node_ids(data))
-                    else:
-                        given.nodes.append(np.ascontiguousarray(node_ids(data)))
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready = item[0]
-                sender.add(out, ready, held.pop(ready.time).records(directed, peers))
-            sender.send()
-
-        return run
-
-    b.build(build)
-    return records
+    return at_complete_times("LabelRecords", [(edges, Pipeline()), (heavy, Pipeline()),
+                                              (nodes, Pipeline())], step, whole=False,
+                             pace=Pace(in_flight=_IN_FLIGHT, look_again=_LOOK_AGAIN))
 
 
 # ---------------------------------------------------------------------------
