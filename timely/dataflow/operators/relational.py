@@ -39,6 +39,7 @@ the input rows held them (their values and dtypes), never the codes.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast, overload
@@ -54,8 +55,8 @@ from timely.dataflow.operators._relational import improve as _improve
 from timely.dataflow.operators.columnar import _batch
 from timely.errors import ColumnarError
 
-__all__ = ["KeyEncoder", "KeyIndex", "Pace", "PendingBatches", "at_complete_times", "distinct",
-           "improve", "join"]
+__all__ = ["KeyEncoder", "KeyIndex", "Pace", "PacedSender", "PendingBatches", "at_complete_times",
+           "distinct", "improve", "join"]
 
 
 def _names(columns, what: str) -> tuple[str, ...]:
@@ -149,15 +150,16 @@ def _first_in_line(time, frontiers, lexicographic: bool) -> bool:
 
 @dataclass(frozen=True)
 class Pace:
-    """How :func:`at_complete_times` sends the messages that a ``step``
-    yields: at most ``messages`` non-empty Batches an activation (the
-    operator then activates itself again), and, while there are other
-    workers, none while one of them holds a full send window of this
-    worker's data (:meth:`~timely.communication.allocator.Allocator.congested`;
-    the window's opening activates the operator) nor, with ``in_flight``,
+    """How a :class:`PacedSender` (:func:`at_complete_times` with a
+    ``pace``) sends an operator's messages: at most ``messages`` non-empty
+    ones an activation (the operator then activates itself again), and,
+    while there are other workers, none while one of them holds a full
+    send window of this worker's data
+    (:meth:`~timely.communication.allocator.Allocator.congested`; the
+    window's opening activates the operator) nor, with ``in_flight``,
     while more than ``in_flight`` bytes of this worker's data wait at the
     others (it looks again after ``look_again`` seconds). What is in flight
-    then stays about a window a peer plus ``messages`` Batches, where
+    then stays about a window a peer plus ``messages`` messages, where
     sending a time's output at once would hold all of it, its parts per
     worker and their encoded frames until the peers took them in.
 
@@ -172,6 +174,76 @@ class Pace:
     def __post_init__(self) -> None:
         if type(self.messages) is not int or self.messages < 1:
             raise ColumnarError(f"Pace needs messages >= 1, not {self.messages!r}")
+
+
+class PacedSender:
+    """Sends the messages of an operator's times in turn, as ``pace`` says
+    (:class:`Pace`; None: all at once): what :func:`at_complete_times` uses
+    for a paced ``step``, and what an operator that acts otherwise uses to
+    send as it does. Made in an operator's constructor, from its scope and
+    its :class:`~timely.dataflow.builder.OperatorInfo`.
+
+    Cost: a look at the allocator and a call of the iterator per message;
+    the iterators are held, not drained, so a message is made only when it
+    is sent."""
+
+    def __init__(self, scope: Any, info: Any, pace: Pace | None) -> None:
+        self._queue: deque = deque()    # (capabilities, iterator, drop)
+        self._activator = info.activator
+        self._allocator = scope.worker.allocator
+        self._spread = pace is not None and scope.peers > 1
+        self._messages = pace.messages if pace is not None else -1
+        self._in_flight = pace.in_flight if pace is not None else None
+        self._look_again = pace.look_again if pace is not None else 0.0
+
+    def __bool__(self) -> bool:
+        """True while messages are queued."""
+        return bool(self._queue)
+
+    def add(self, caps: Sequence[Any], messages: Iterable[tuple[Any, Any]],
+            drop: bool = True) -> None:
+        """Queues ``messages``, ``(output handle, Batch or Addressed)``
+        pairs, sent at the time of ``caps`` (the capabilities the operator
+        holds for the outputs they use), after those queued before; with
+        ``drop``, ``caps`` are dropped once the last is sent. Call
+        :meth:`send` then."""
+        self._queue.append((caps, iter(messages), drop))
+
+    def send(self) -> bool:
+        """Sends what the pace allows now, in the order queued; True once
+        every message queued has been sent. Call it in every activation
+        while messages are queued: when it stops early, it has arranged to
+        be activated again (at once, after ``look_again``, or when a peer's
+        window opens)."""
+        queue = self._queue
+        given = 0
+        while queue:
+            if self._spread:
+                allocator = self._allocator
+                if allocator.congested():
+                    allocator.on_window(self._activator.activate)
+                    return False
+                if (self._in_flight is not None
+                        and sum(allocator.in_flight.values()) > self._in_flight):
+                    self._activator.activate_after(self._look_again)
+                    return False
+            if given == self._messages:
+                self._activator.activate()
+                return False
+            caps, messages, drop = queue[0]
+            item = next(messages, None)
+            if item is None:
+                queue.popleft()
+                if drop:
+                    for cap in caps:
+                        cap.drop()
+                del caps, messages
+                continue
+            out, message = item
+            if len(message):
+                out.give_at(caps[0].time, message)
+                given += 1
+        return True
 
 
 Route = str | Any | None
@@ -286,48 +358,17 @@ def at_complete_times(name: str,
     made = [b.new_output() for _ in range(count)]
     outs = [handle for handle, _ in made]
     paired = outputs is not None or pace is not None
-    spread = pace is not None and scope.peers > 1
-    per_activation = pace.messages if pace is not None else -1
-    in_flight = pace.in_flight if pace is not None else None
-    look_again = pace.look_again if pace is not None else 0.0
-    allocator = scope.worker.allocator
 
     def build(caps, info):
         caps.clear()
-        activate = info.activator.activate
         notificator = FrontierNotificator(b.arity)
         held: dict = {}             # time -> per port, the Batches held
         waiting: list = []          # complete times held for earlier outer times
-        sending: list = []          # [the time's capabilities, the iterator of its messages]
+        sending = PacedSender(scope, info, pace)
 
         def give(part, cap) -> None:
             if part is not None and len(part):
                 outs[0].session(cap).give_container(part)
-
-        def send() -> None:
-            given = 0
-            while sending:
-                if spread:
-                    if allocator.congested():
-                        allocator.on_window(activate)
-                        return
-                    if in_flight is not None and sum(allocator.in_flight.values()) > in_flight:
-                        info.activator.activate_after(look_again)
-                        return
-                if given == per_activation:
-                    activate()
-                    return
-                held_caps, messages = sending
-                item = next(messages, None)
-                if item is None:
-                    sending.clear()
-                    for cap in held_caps:
-                        cap.drop()
-                    return
-                k, part = item
-                if len(part):
-                    outs[k].session(held_caps[k]).give_container(part)
-                    given += 1
 
         def emit(ready) -> None:
             time_caps = list(ready) if count > 1 else [ready]
@@ -350,8 +391,9 @@ def at_complete_times(name: str,
                     for each in time_caps:
                         each.drop()
                     return
-                sending[:] = [time_caps, iter(cast("Iterable[tuple[int, Batch]]", produced))]
-                send()
+                pairs = cast("Iterable[tuple[int, Batch]]", produced)
+                sending.add(time_caps, ((outs[k], part) for k, part in pairs))
+                sending.send()
                 return
             if isinstance(produced, Batch):
                 give(produced, cap)
@@ -366,7 +408,7 @@ def at_complete_times(name: str,
                 each.drop()
 
         def run(frontiers):
-            send()
+            sending.send()
             while not sending:
                 item = notificator.next(frontiers)
                 if item is None:
