@@ -60,8 +60,7 @@ it, and a few int32 and int64 per vertex it names.
 from __future__ import annotations
 
 import ctypes
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +89,7 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators.relational import Pace, at_complete_times
+from timely.dataflow.operators.relational import Pace, PacedSender, at_complete_times
 
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
@@ -176,57 +175,12 @@ def _gid_type(largest: int) -> type:
     return np.int32 if largest <= _INT32_MAX else np.int64
 
 
-class _Paced:
-    """What an operator sends once a time is complete, handed out a few
-    messages an activation while there are other workers (as many as there
-    are workers: about one message's rows for each peer; two of those that
-    go whole to one worker), and none while
-    one of them holds a full window of this worker's data
-    (:mod:`timely.communication.allocator`): what is in flight stays about
-    a window a peer, where giving every message at once would hold all of
-    them, their parts per worker and their encoded frames until the peers
-    took them in. With one worker every message is handed over at once."""
-
-    def __init__(self, scope: Any, info: Any) -> None:
-        self._pending: deque = deque()
-        self._allocator = scope.worker.allocator
-        self._activate = info.activator.activate
-        self._each = scope.peers if scope.peers > 1 else 0
-
-    def send(self, caps: list, messages: Iterator[tuple[Any, Any]],
-             releases: bool = True, addressed: bool = False) -> None:
-        """Queues ``messages``, ``(output, Batch or Addressed)`` pairs, to be
-        sent at the time of ``caps`` (the capabilities of the outputs they
-        use), which are dropped once the last is sent. ``releases``: the
-        stage then lets go of most of what it held, and the heap's free
-        pages go back to the system (:func:`_give_back`). ``addressed``:
-        each message goes to one worker whole, so two an activation."""
-        self._pending.append((caps, messages, releases, 2 if addressed else self._each))
-
-    def run(self) -> None:
-        """Sends what may be sent now; call at the end of every activation."""
-        pending = self._pending
-        given = 0
-        while pending:
-            caps, messages, releases, each = pending[0]
-            if self._each and self._allocator.congested():
-                self._allocator.on_window(self._activate)
-                return
-            item = next(messages, None)
-            if item is None:
-                pending.popleft()
-                for cap in caps:
-                    cap.drop()
-                del caps, messages
-                if releases:
-                    _give_back()
-                continue
-            out, message = item
-            out.give_at(caps[0].time, message)
-            given += 1
-            if self._each and given >= each:
-                self._activate()
-                return
+def _trimmed(messages: Iterable[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
+    """``messages``, then, once the last is sent and the iterator that made
+    them is done, the heap's free pages given back (:func:`_give_back`):
+    a stage that sends what it made lets go of most of what it held."""
+    yield from messages
+    _give_back()
 
 
 def _both(ready: Any) -> tuple[Any, Any]:
@@ -273,21 +227,22 @@ def _simple_pairs(edges: Stream[Batch], nodes: Stream[Batch] | None, directed: b
 
     def build(caps, info):
         caps.clear()
-        paced = _Paced(edges.scope, info)
+        paced = PacedSender(edges.scope, info, Pace(edges.scope.peers))
 
         def run(frontiers):
             for cap, data in inputs[0]:
                 s, d = edge_ends(data, src, dst)
                 if len(s):
-                    paced.send([cap.retain_for_output(0), cap.retain_for_output(1)],
-                               edge_messages(np.ascontiguousarray(s), np.ascontiguousarray(d)))
+                    paced.add([cap.retain_for_output(0), cap.retain_for_output(1)],
+                              _trimmed(edge_messages(np.ascontiguousarray(s),
+                                                     np.ascontiguousarray(d))))
             for inp in inputs[1:]:
                 for cap, data in inp:
                     ids = node_ids(data)
                     if keep_vertices and len(ids):
-                        paced.send([cap.retain_for_output(1)],
-                                   node_messages(np.ascontiguousarray(ids)))
-            paced.run()
+                        paced.add([cap.retain_for_output(1)],
+                                  _trimmed(node_messages(np.ascontiguousarray(ids))))
+            paced.send()
 
         return run
 
@@ -337,8 +292,6 @@ def _degree_requests(pairs: Stream[Batch], directed: bool) -> tuple[Stream[Batch
             tickets = np.arange(start, stop, dtype=np.int64) * peers + index
             yield 0, Batch(node=ids[start:stop], count=_narrow(counts[start:stop]),
                            ticket=tickets.astype(ticket_type))
-        del ids, counts
-        _give_back()
 
     def step(_cap: Any, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]] | None:
         (parts,) = rows
@@ -346,8 +299,8 @@ def _degree_requests(pairs: Stream[Batch], directed: bool) -> tuple[Stream[Batch
             return None
         ids, keys, weight, counts = numbered(parts)
         # The keys stay on this worker, whole; the questions go out paced.
-        return chain([(1, Batch(key=keys) if weight is None else Batch(key=keys, weight=weight))],
-                     asked(ids, counts))
+        return _trimmed(chain([(1, Batch(key=keys) if weight is None
+                                 else Batch(key=keys, weight=weight))], asked(ids, counts)))
 
     requests, keys = at_complete_times("TriangleDegrees", [(pairs, Exchange(batch=_pair_route))],
                                        step, whole=False, outputs=2, pace=Pace(peers))
@@ -375,8 +328,6 @@ def _owners(requests: Stream[Batch]) -> tuple[Stream[Batch], Stream[Batch]]:
             gid = rank[at].astype(np.int64) * peers + index
             yield 0, Batch(ticket=tickets, degree=degree[at].astype(narrow_degree),
                            gid=gid.astype(gid_type))
-        del degree, rank
-        _give_back()
 
     def step(_cap: Any, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]]:
         (asked,) = rows
@@ -403,7 +354,7 @@ def _owners(requests: Stream[Batch]) -> tuple[Stream[Batch], Stream[Batch]]:
                  else [])
         del order, ids
         # The table stays on this worker, whole; the answers go out paced.
-        return chain(table, answers(located, degree, rank))
+        return _trimmed(chain(table, answers(located, degree, rank)))
 
     replies, table = at_complete_times("TriangleOwners", [(requests, by_vertex("node"))], step,
                                        whole=False, outputs=2, pace=Pace(peers))
@@ -438,12 +389,10 @@ def _oriented(keys: Stream[Batch], replies: Stream[Batch], directed: bool) -> St
             orient_pairs(key[start:stop], shift, degree, gid, a, c)
             yield 0, (Batch(a=a, b=c) if weight is None
                       else Batch(a=a, b=c, weight=weight[start:stop]))
-        del pairs, key, weight, degree, gid
-        _give_back()
 
     def step(_cap: Any, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]] | None:
         mine, answers = rows
-        return edges(mine[0], answers) if mine else None
+        return _trimmed(edges(mine[0], answers)) if mine else None
 
     return at_complete_times("TriangleOrient", [(keys, Pipeline()), (replies, Exchange("ticket"))],
                              step, whole=False, pace=Pace(peers))
@@ -594,7 +543,8 @@ def _ring_step(own: Stream[Batch], visiting: Stream[Batch], weighted: bool, link
     def build(caps, info):
         caps.clear()
         notificator = FrontierNotificator(b.arity)
-        paced = _Paced(scope, info)
+        # The blocks go whole to one worker each: two an activation.
+        paced = PacedSender(scope, info, Pace(2))
         arriving: dict = {}      # per outer time: the block's rows, until round 0 is complete
         blocks: dict = {}        # per outer time: this worker's _Block
         rounds: dict = {}        # per time: a _Visiting, or rows that came before the block
@@ -645,12 +595,12 @@ def _ring_step(own: Stream[Batch], visiting: Stream[Batch], weighted: bool, link
                     if held is not None:
                         block.meet(held)
                 if r < last:
-                    paced.send([ready], block.sent(ahead, (index + r + 1) % peers),
-                               releases=False, addressed=True)
+                    paced.add([ready], block.sent(ahead, (index + r + 1) % peers))
                 else:
                     del blocks[outer]
-                    paced.send([ready], iter([(out, block.results())]))
-            paced.run()
+                    paced.add([ready], _trimmed([(out, block.results())]))
+                del block
+            paced.send()
 
         return run
 
