@@ -318,11 +318,16 @@ def at_complete_times(name: str,
     a complete time also waits until every time with earlier outer
     coordinates has finished (a linear extension of the product order), so
     a value found late for an earlier outer time still reaches a later
-    one's state; ``take`` then compares times in that order. ``after(frontiers)``: called at
-    the end of every activation. ``whole=False``: ``step`` gets, per input,
-    the list of the Batches that came at the time (empty when none), not
-    concatenated, and each Batch it returns is sent as a message of its
-    own: no copy of a time's rows is made either way.
+    one's state; ``take`` then compares times in that order.
+    ``after(frontiers)``: called at the end of every activation.
+    ``whole=False``: ``step`` gets, per input, the list of the Batches that
+    came at the time (empty when none), not concatenated, and each Batch it
+    returns is sent as a message of its own: no copy of a time's rows is
+    made either way.
+
+    Cost per message: a dict lookup of its time (and, for a ``take`` input,
+    a look at every input's frontier); per time, a notification and one
+    ``step``; the held Batches are the caller's, never copied.
 
     >>> import numpy as np
     >>> import timely
