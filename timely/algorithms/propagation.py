@@ -47,8 +47,7 @@ Breadth-first distances from vertex 0, as edges arrive at times 0 and 1:
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -66,7 +65,7 @@ from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import Ok, per_time
-from timely.dataflow.operators.relational import KeyIndex, at_complete_times
+from timely.dataflow.operators.relational import KeyIndex, Pace, PacedSender, at_complete_times
 from timely.errors import ColumnarError
 from timely.progress import less_equal
 
@@ -576,32 +575,23 @@ def pieces(stream: Stream[Batch], rows: int = 1 << 17, name: str = "Pieces") -> 
     b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, Pipeline(), notify=False)
     out, result = b.new_output()
-    allocator = stream.scope.worker.allocator
+
+    def sliced(data: Batch) -> Iterator[tuple[Any, Batch]]:
+        if len(data) <= rows:
+            yield out, data
+            return
+        for at in range(0, len(data), rows):
+            yield out, data.slice(at, at + rows)
 
     def build(caps, info):
         caps.clear()
-        queue: deque = deque()          # [capability, Batch, rows given]
-        activate = info.activator.activate
+        paced = PacedSender(stream.scope, info, Pace())
 
         def run(_frontiers):
             for cap, data in inp:
                 if len(data):
-                    queue.append([cap.retain(), data, 0])
-            if not queue:
-                return
-            if allocator.congested():
-                allocator.on_window(activate)
-                return
-            held = queue[0]
-            cap, data, at = held
-            out.session(cap).give_container(data if at == 0 and len(data) <= rows
-                                            else data.slice(at, at + rows))
-            held[2] = at + rows
-            if held[2] >= len(data):
-                queue.popleft()
-                cap.drop()
-            if queue:
-                activate()
+                    paced.add([cap.retain()], sliced(data))
+            paced.send()
 
         return run
 
