@@ -183,13 +183,6 @@ def _trimmed(messages: Iterable[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
     _give_back()
 
 
-def _both(ready: Any) -> tuple[Any, Any]:
-    """The capabilities of outputs 0 and 1 that a notificator gives back
-    together for a time at which both were requested, output 0's first."""
-    first, second = ready
-    return first, second
-
-
 # -- 1. pairs -------------------------------------------------------------------------
 
 
