@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
-from timely.dataflow.operators.relational import KeyIndex, distinct, improve, join
+from timely.dataflow.operators.relational import (KeyIndex, Pace, at_complete_times, distinct,
+                                                  improve, join)
 from timely.dataflow.operators._relational import bucket, expand
 from timely.dataflow.operators._relational import improve as improve_kernel
 
@@ -25,9 +26,11 @@ def batch(records, names):
     return timely.Batch({n: np.array(c, dtype=np.int64) for n, c in zip(names, columns)})
 
 
-def run_binary(make, left_by_time, right_by_time, workers, mode="processes"):
+def run_binary(make, left_by_time, right_by_time, workers, mode="processes", steps=0):
     """``make(left, right)``'s rows per time; input ``i`` of each time is
-    introduced by worker ``i % peers``."""
+    introduced by worker ``i % peers``, and each worker takes ``steps``
+    steps after introducing a time's rows (so later rows come while the
+    operators act on earlier times)."""
 
     def work(worker):
         got = []
@@ -46,6 +49,10 @@ def run_binary(make, left_by_time, right_by_time, workers, mode="processes"):
             for i, (names, recs) in enumerate(right_by_time.get(t, [])):
                 if i % worker.peers == worker.index:
                     rh.send_batch(batch(recs, names))
+            lh.advance_to(t + 1)
+            rh.advance_to(t + 1)
+            for _ in range(steps):
+                worker.step()
         lh.close()
         rh.close()
         worker.drain()
@@ -105,6 +112,63 @@ def test_join_with_other_key_names_and_refusals():
         run_binary(lambda l, r: join(l, r, "node", persist="both"), left, clash, 1)
     with pytest.raises(timely.ColumnarError):
         run_binary(lambda l, r: join(l, r), left, clash, 1)
+
+
+def totals_and_counts(left, right, pace):
+    """An at_complete_times with two outputs: ``right``'s ``(k, w)`` taken in
+    as they arrive into a total per key, ``left``'s ``(k, v)`` held; per
+    time, ``(k, v, total of k so far)`` a row a message, made as it is
+    sent, and ``(k, count)`` of ``left``'s rows at the time."""
+    totals: dict = {}
+
+    def take(_time, rows):
+        for k, w in zip(rows["k"].tolist(), rows["w"].tolist()):
+            totals[k] = totals.get(k, 0) + w
+
+    def step(_cap, rows):
+        got, taken = rows
+        assert taken is None            # taken in, never held for the step
+        if got is None:
+            return None
+        ks, vs = got["k"].tolist(), got["v"].tolist()
+        keys, counts = np.unique(np.array(ks, dtype=np.int64), return_counts=True)
+
+        def made():
+            yield 1, timely.Batch(k=keys, n=counts)
+            for k, v in zip(ks, vs):
+                # Read as it is sent: a later time's rows must not be in yet.
+                yield 0, timely.Batch(k=np.array([k]), v=np.array([v]),
+                                      total=np.array([totals.get(k, 0)]))
+
+        return made()
+
+    rows, counts = at_complete_times("Totals", [(left, "k"), (right, "k", take)], step,
+                                     outputs=2, pace=pace)
+    return rows.concat(counts.map_batch(lambda b: b.with_columns(
+        v=np.full(len(b), -1), total=b["n"]).select(["k", "v", "total"])))
+
+
+@pytest.mark.parametrize("pace", [None, Pace(), Pace(messages=3)], ids=["at-once", "1", "3"])
+def test_at_complete_times_with_two_outputs_paced_and_taken_in(workers, pace):
+    rng = np.random.default_rng(11)
+
+    def recs(n, hi):
+        return [tuple(int(x) for x in r) for r in rng.integers(0, hi, (n, 2))]
+
+    left = {t: [(("k", "v"), recs(9, 5)), (("k", "v"), recs(4, 5))] for t in (0, 1, 3, 4)}
+    right = {t: [(("k", "w"), recs(7, 5)), (("k", "w"), recs(3, 5))] for t in (0, 2, 3)}
+    got = run_binary(lambda l, r: totals_and_counts(l, r, pace), left, right, workers,
+                     steps=4)
+    expected = []
+    for t, parts in left.items():
+        seen = [r for _, recs_ in parts for r in recs_]
+        for k, v in seen:
+            total = sum(w for s, ps in right.items() if s <= t for _, rs in ps
+                        for kk, w in rs if kk == k)
+            expected.append((t, (k, v, total)))
+        for k in sorted({k for k, _ in seen}):
+            expected.append((t, (k, -1, sum(1 for kk, _ in seen if kk == k))))
+    assert got == sorted(expected)
 
 
 def run_unary(make, by_time, workers, mode="processes"):

@@ -31,7 +31,6 @@ ends; the workers' counts of its labels meet on the workers of each
 from __future__ import annotations
 
 import mmap
-from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -61,9 +60,8 @@ from timely.algorithms.propagation import Growing, loop_round, outer_time
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
-from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import per_time
-from timely.dataflow.operators.relational import KeyIndex, at_complete_times
+from timely.dataflow.operators.relational import KeyIndex, Pace, PacedSender, at_complete_times
 from timely.errors import ColumnarError
 from timely.progress import less_equal
 
@@ -84,6 +82,10 @@ _CHANGES_A_MESSAGE = 1 << 15  # changed vertices per message of a round
 _ARCS_RESERVED = 1 << 22    # packed arcs first mapped (32 MiB of address space)
 _IN_FLIGHT = 2 << 20        # bytes sent and not yet taken in, above which a sender waits
 _LOOK_AGAIN = 200e-6        # seconds between a waiting sender's looks
+# A message an activation, and with other workers none while more than
+# _IN_FLIGHT bytes wait at the others: what waits costs memory on both sides,
+# and a worker ahead of the others gains nothing by sending more.
+_PACE = Pace(in_flight=_IN_FLIGHT, look_again=_LOOK_AGAIN)
 
 
 def _to_worker(batch: Batch) -> np.ndarray:
@@ -176,9 +178,8 @@ def _heavy_vertices(edges: Stream[Batch], src: str, dst: str) -> Stream[Batch]:
 
 
 class _Inputs:
-    """What one worker was given at one time: its edges, nodes and the
-    heavy vertices, held (as the caller's arrays) until the time is
-    complete."""
+    """What one worker was given at one time, once the time is complete:
+    its edges, nodes and the heavy vertices, as the caller's arrays."""
 
     def __init__(self) -> None:
         self.edges: list[tuple[np.ndarray, np.ndarray]] = []
@@ -227,98 +228,30 @@ def _by_worker(node: np.ndarray, heard: np.ndarray, tag: np.ndarray, starts: np.
             yield Batch(node=node[part], heard=heard[part], tag=tag[part])
 
 
-class _Sender:
-    """Messages sent a Batch per activation, each time's in time order,
-    made as they are sent. With other workers, a message goes only while
-    less than ``_IN_FLIGHT`` bytes of this worker's data wait at the
-    others (the send window allows more): what waits costs memory on both
-    sides, and a worker ahead of the others gains nothing by sending more.
-    Until then the sender looks again every ``_LOOK_AGAIN`` seconds, or
-    when the window opens."""
-
-    def __init__(self, scope, activator) -> None:
-        self.queue: deque = deque()     # (output, capability, Batches), in time order
-        self.activator = activator
-        self.allocator = scope.worker.allocator
-        self.spread = scope.peers > 1
-
-    def add(self, out, cap, messages: Iterator[Batch]) -> None:
-        self.queue.append((out, cap, messages))
-
-    def send(self, drop: bool = True) -> bool:
-        """Sends the next message, if the others have taken in enough of
-        the last; True once every message queued has been sent (each
-        capability dropped with its last message when ``drop``)."""
-        while self.queue:
-            if self.spread:
-                if self.allocator.congested():
-                    self.allocator.on_window(self.activator.activate)
-                    return False
-                if sum(self.allocator.in_flight.values()) > _IN_FLIGHT:
-                    self.activator.activate_after(_LOOK_AGAIN)
-                    return False
-            out, cap, messages = self.queue[0]
-            batch = next(messages, None)
-            if batch is None:
-                self.queue.popleft()
-                if drop:
-                    cap.drop()
-                continue
-            if len(batch):
-                out.session(cap).give_container(batch)
-                self.activator.activate()
-                return False
-        return True
-
-
 def _records(edges: Stream[Batch], nodes: Stream[Batch] | None, heavy: Stream[Batch],
              directed: bool, src: str, dst: str) -> Stream[Batch]:
     """Per time, once the edges, nodes and heavy vertices of the time are
     all in: ``(node, heard, tag)`` records of every edge and node this
     worker was given, each for the worker ``tag >> 3``, made and sent a
     message at a time (:func:`~timely.algorithms._graph.label_records`)."""
-    scope = edges.scope
-    peers = scope.peers
-    b = OperatorBuilder("LabelRecords", scope)
-    ports = [b.new_input(edges, Pipeline()), b.new_input(heavy, Pipeline())]
-    if nodes is not None:
-        ports.append(b.new_input(nodes, Pipeline()))
-    out, records = b.new_output()
+    peers = edges.scope.peers
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        held: dict = {}
-        sender = _Sender(scope, info.activator)
+    def step(_cap, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]]:
+        edge_rows, heavy_rows, node_rows = rows
+        # Each Batch let go as its arrays are taken (a cast may copy them).
+        given = _Inputs()
+        while edge_rows:
+            s, d = edge_ends(edge_rows.pop(0), src, dst)
+            given.edges.append((np.ascontiguousarray(s), np.ascontiguousarray(d)))
+        while heavy_rows:
+            given.heavy.append(node_ids(heavy_rows.pop(0)))
+        while node_rows:
+            given.nodes.append(np.ascontiguousarray(node_ids(node_rows.pop(0))))
+        return ((0, batch) for batch in given.records(directed, peers))
 
-        def run(frontiers):
-            for port, inp in enumerate(ports):
-                for cap, data in inp:
-                    given = held.get(cap.time)
-                    if given is None:
-                        given = held[cap.time] = _Inputs()
-                        notificator.notify_at(cap)
-                    if not len(data):
-                        continue
-                    if port == 0:
-                        s, d = edge_ends(data, src, dst)
-                        given.edges.append((np.ascontiguousarray(s), np.ascontiguousarray(d)))
-                    elif port == 1:
-                        given.heavy.append(node_ids(data))
-                    else:
-                        given.nodes.append(np.ascontiguousarray(node_ids(data)))
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready = item[0]
-                sender.add(out, ready, held.pop(ready.time).records(directed, peers))
-            sender.send()
-
-        return run
-
-    b.build(build)
-    return records
+    return at_complete_times("LabelRecords", [(edges, Pipeline()), (heavy, Pipeline()),
+                                              (nodes, Pipeline())], step, whole=False,
+                             pace=_PACE)
 
 
 # ---------------------------------------------------------------------------
@@ -592,7 +525,7 @@ def _propagate(records, heavy, changes, heavy_changes, iterations: int):
     def build(caps, info):
         caps.clear()
         live: dict = {}             # outer time -> _Time
-        sender = _Sender(scope, info.activator)
+        sender = PacedSender(scope, info, _PACE)
 
         def apply(share: _Share, port: int, batch: Batch) -> None:
             if port == 2:
@@ -616,7 +549,8 @@ def _propagate(records, heavy, changes, heavy_changes, iterations: int):
                 if counts is not None:
                     handles[1].session(now[1]).give_container(counts)
                 if peers > 1 and len(rows):
-                    sender.add(handles[0], now[0], share.changes(rows, new))
+                    sender.add([now[0]], ((handles[0], part) for part in share.changes(rows, new)),
+                               drop=False)
             share.done = t
             for port, batch in share.pending.pop(t + 1, ()):
                 apply(share, port, batch)
@@ -647,7 +581,7 @@ def _propagate(records, heavy, changes, heavy_changes, iterations: int):
                 entry = live[outer]
                 while True:
                     if entry.sending:
-                        if not sender.send(drop=False):
+                        if not sender.send():
                             return
                         entry.sending = False
                         if entry.waiting == iterations:

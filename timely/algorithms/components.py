@@ -26,7 +26,8 @@ connected components are a vertex program
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,10 +36,8 @@ from timely.algorithms.edges import by_vertex, edge_ends, node_ids, spread_edges
 from timely.algorithms.ids import Ids, VertexIds
 from timely.algorithms.propagation import Growing, least_values, pieces
 from timely.container import Batch
-from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
-from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators.relational import at_complete_times
+from timely.dataflow.operators.relational import Pace, at_complete_times
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
@@ -86,107 +85,51 @@ def _kept_components(edges, name: str = "Components", fresh: bool = False):
     rows in flight stay O(slice + window); nothing is joined in meanwhile.
     Memory per worker: about 37 bytes per id held (its number, its id and
     the union-find's 21 bytes)."""
-    b = OperatorBuilder(name, edges.scope)
-    inp = b.new_input(edges, Pipeline())
-    out, result = b.new_output()
-    peers = edges.scope.peers
-    allocator = edges.scope.worker.allocator
+    state = _Share()
+    # time -> (nodes before it, arrays of the old nodes whose label fell)
+    reports: dict = {}
 
-    def build(caps, info):
-        caps.clear()
-        activate = info.activator.activate
-        notificator = FrontierNotificator(b.arity)
-        state = _Share()
-        waiting: dict = {}          # time -> Batches not joined in yet
-        # time -> (nodes before it, arrays of the old nodes whose label fell)
-        reports: dict = {}
-        notified: set = set()
-        # A report being sent: [capability, first new node, nodes then, fallen, rows sent]
-        sending: list = []
+    def join_in(time, rows: Batch) -> None:
+        ids, parts = state.ids, state.parts
+        report = reports.get(time)
+        if report is None:
+            fallen: list[np.ndarray] = []
+            report = reports[time] = (len(ids), fallen)
+        src = np.ascontiguousarray(rows["src"], dtype=np.int64)
+        dst = np.ascontiguousarray(rows["dst"], dtype=np.int64)
+        for at in range(0, len(rows), _CHUNK):
+            before = len(ids)
+            a = ids.insert(src[at:at + _CHUNK])
+            b = ids.insert(dst[at:at + _CHUNK])
+            if len(ids) > before:
+                parts.grow(ids.view()[before:])
+            # A time's first edges: every node is new and reported, so none is walked.
+            fell = parts.union(a, b, report=report[0] > 0)
+            if len(fell):
+                report[1].append(fell[fell < report[0]])
 
-        def join_in(time, rows: Batch) -> None:
-            ids, parts = state.ids, state.parts
-            report = reports.get(time)
-            if report is None:
-                fallen: list[np.ndarray] = []
-                report = reports[time] = (len(ids), fallen)
-            src = np.ascontiguousarray(rows["src"], dtype=np.int64)
-            dst = np.ascontiguousarray(rows["dst"], dtype=np.int64)
-            for at in range(0, len(rows), _CHUNK):
-                before = len(ids)
-                a = ids.insert(src[at:at + _CHUNK])
-                b = ids.insert(dst[at:at + _CHUNK])
-                if len(ids) > before:
-                    parts.grow(ids.view()[before:])
-                # A time's first edges: every node is new and reported, so none is walked.
-                fell = parts.union(a, b, report=report[0] > 0)
-                if len(fell):
-                    report[1].append(fell[fell < report[0]])
+    def sent(first: int, last: int, fallen: np.ndarray) -> Iterator[tuple[int, Batch]]:
+        # The new nodes, then the old ones whose label fell, a slice at a time.
+        ids, parts = state.ids, state.parts
+        new = last - first
+        for at in range(0, new + len(fallen), _SLICE):
+            stop = min(at + _SLICE, new + len(fallen))
+            numbers = np.concatenate([
+                np.arange(first + min(at, new), first + min(stop, new), dtype=np.int64),
+                fallen[max(at - new, 0):max(stop - new, 0)]])
+            yield 0, Batch(node=ids.ids(numbers), label=parts.labels(numbers))
+        if fresh:
+            state.reset()
 
-        def send() -> None:
-            # Slices of the report in progress: the new nodes, then the old
-            # ones whose label fell; one slice an activation between workers.
-            ids, parts = state.ids, state.parts
-            while sending:
-                if peers > 1 and allocator.congested():
-                    allocator.on_window(activate)
-                    return
-                cap, first, last, fallen, at = sending
-                new = last - first
-                stop = min(at + _SLICE, new + len(fallen))
-                numbers = np.concatenate([
-                    np.arange(first + min(at, new), first + min(stop, new), dtype=np.int64),
-                    fallen[max(at - new, 0):max(stop - new, 0)]])
-                if len(numbers):
-                    out.session(cap).give_container(Batch(node=ids.ids(numbers),
-                                                          label=parts.labels(numbers)))
-                sending[4] = stop
-                if stop == new + len(fallen):
-                    cap.drop()
-                    sending.clear()
-                    if fresh:
-                        state.reset()
-                    return
-                if peers > 1:
-                    activate()
-                    return
+    def step(cap, _rows) -> Iterator[tuple[int, Batch]] | None:
+        report = reports.pop(cap.time, None)
+        if report is None:
+            return None
+        fallen = (np.unique(np.concatenate(report[1])) if report[1]
+                  else np.zeros(0, dtype=np.int64))
+        return sent(report[0], len(state.ids), fallen)
 
-        def run(frontiers):
-            send()
-            # Report the complete times first: a later time joins in only after.
-            while not sending:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready = item[0]
-                notified.discard(ready.time)
-                for rows in waiting.pop(ready.time, ()):
-                    join_in(ready.time, rows)
-                report = reports.pop(ready.time, None)
-                if report is None:
-                    ready.drop()
-                    continue
-                fallen = (np.unique(np.concatenate(report[1])) if report[1]
-                          else np.zeros(0, dtype=np.int64))
-                sending[:] = [ready, report[0], len(state.ids), fallen, 0]
-                send()
-            frontier = frontiers[0].frontier()
-            for cap, data in inp:
-                time = cap.time
-                if time not in notified:
-                    notified.add(time)
-                    notificator.notify_at(cap)
-                if not len(data):
-                    continue
-                if not waiting and not sending and len(frontier) == 1 and frontier[0] == time:
-                    join_in(time, data)
-                else:
-                    waiting.setdefault(time, []).append(data)
-
-        return run
-
-    b.build(build)
-    return result
+    return at_complete_times(name, [(edges, Pipeline(), join_in)], step, pace=Pace())
 
 
 # Rows per slice of a report.

@@ -47,8 +47,7 @@ Breadth-first distances from vertex 0, as edges arrive at times 0 and 1:
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -66,7 +65,7 @@ from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
 from timely.dataflow.operators.core import Ok, per_time
-from timely.dataflow.operators.relational import KeyIndex, at_complete_times
+from timely.dataflow.operators.relational import KeyIndex, Pace, PacedSender, at_complete_times
 from timely.errors import ColumnarError
 from timely.progress import less_equal
 
@@ -448,21 +447,6 @@ def pushed(arcs: Stream[Batch], vertices: Stream[Batch], loop: Stream[Batch], *,
     return _in_order(name, inputs, start)
 
 
-def _outer_ready(time, frontiers) -> bool:
-    """True when no frontier holds a time whose outer coordinates come
-    before ``time``'s (every earlier outer time has finished)."""
-    outer = time[:-1]
-    return all(element[:-1] >= outer for frontier in frontiers
-               for element in frontier.frontier())
-
-
-def _outer_only(time, frontiers) -> bool:
-    """True when every frontier holds times of ``time``'s outer time only."""
-    outer = time[:-1]
-    return all(element[:-1] == outer for frontier in frontiers
-               for element in frontier.frontier())
-
-
 class _Arcs:
     """One worker's arcs of PageRank, from the sources it owns: per arc the
     local numbers of its source (in ``nodes``) and of its target (in
@@ -534,104 +518,48 @@ def stepped(vertices: Stream[Batch] | None, arcs: Stream[Batch], loop: Stream[Ba
     every round with ``every_round``. The state is shared by all outer
     times, which are taken one after another."""
     reset = 1.0 - damping
-    scope = arcs.scope
-    b = OperatorBuilder(name, scope)
-    named = b.new_input(vertices, Exchange("node")) if vertices is not None else None
-    fed = b.new_input(loop, Exchange("node"))
-    taken = b.new_input(arcs, Exchange("src"))
-    out, result = b.new_output()
+    state = _Arcs()
+    rank = Growing(np.float64)
 
-    def build(caps, _info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        state = _Arcs()
-        rank = Growing(np.float64)
-        held: dict = {}             # time -> [vertex Batches, loop Batches, arc Batches]
-        waiting: list = []          # complete times held for earlier outer times
+    def join(_time: Any, rows: Batch) -> None:
+        state.join(rows)
 
-        def rows_at(cap):
-            lists = held.get(cap.time)
-            if lists is None:
-                lists = held[cap.time] = ([], [], [])
-                notificator.notify_at(cap)
-            return lists
+    def step(cap: Any, rows: list[list[Batch]]) -> list[Batch]:
+        got_nodes, got_sums, _ = rows
+        i = int(cap.time[-1])
+        for batch in got_nodes:
+            state.nodes.insert(np.ascontiguousarray(batch["node"], dtype=np.int64))
+        numbered = [state.nodes.insert(np.ascontiguousarray(batch["node"], dtype=np.int64))
+                    for batch in got_sums]
+        n = len(state.nodes)
+        state.degree.resize(n)
+        rank.resize(n)
+        if i == 0:
+            rank.view[:] = 1.0
+        else:
+            received = np.zeros(n)
+            for ids, batch in zip(numbered, got_sums):
+                scatter_add(received, ids, np.ascontiguousarray(batch["value"], dtype=np.float64))
+            received *= damping
+            received += reset
+            rank.view[:] = received
+            del received
+        parts = []
+        if every_round or i == iterations:
+            parts.append(Batch(node=state.nodes.view().copy(), rank=rank.view.copy()))
+        if i < iterations and n:
+            degree = state.degree.view
+            share = np.divide(rank.view, degree, out=np.zeros(n), where=degree > 0)
+            parts.append(Batch(node=state.targets.view(), value=state.sums(share)))
+            del share
+            # One own vertex's zero keeps the rounds going here without arcs.
+            parts.append(Batch(node=state.nodes.ids(np.zeros(1, np.int32)), value=np.zeros(1)))
+        return parts
 
-        def step(cap) -> None:
-            got_nodes, got_sums, got_arcs = held.pop(cap.time, ([], [], []))
-            i = int(cap.time[-1])
-            for rows in got_arcs:
-                state.join(rows)
-            for rows in got_nodes:
-                state.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
-            numbered = [state.nodes.insert(np.ascontiguousarray(rows["node"], dtype=np.int64))
-                        for rows in got_sums]
-            n = len(state.nodes)
-            state.degree.resize(n)
-            rank.resize(n)
-            if i == 0:
-                rank.view[:] = 1.0
-            else:
-                received = np.zeros(n)
-                for ids, rows in zip(numbered, got_sums):
-                    scatter_add(received, ids, np.ascontiguousarray(rows["value"],
-                                                                    dtype=np.float64))
-                received *= damping
-                received += reset
-                rank.view[:] = received
-                del received
-            session = None
-            if every_round or i == iterations:
-                session = out.session(cap)
-                session.give_container(Batch(node=state.nodes.view().copy(),
-                                             rank=rank.view.copy()))
-            if i < iterations and n:
-                degree = state.degree.view
-                share = np.divide(rank.view, degree, out=np.zeros(n), where=degree > 0)
-                sums = state.sums(share)
-                del share
-                session = session or out.session(cap)
-                if len(sums):
-                    session.give_container(Batch(node=state.targets.view(), value=sums))
-                # One own vertex's zero keeps the rounds going here without arcs.
-                session.give_container(Batch(node=state.nodes.ids(np.zeros(1, np.int32)),
-                                             value=np.zeros(1)))
-            cap.drop()
-
-        def run(frontiers):
-            if named is not None:
-                for cap, data in named:
-                    if len(data):
-                        rows_at(cap)[0].append(data)
-                    else:
-                        rows_at(cap)
-            for cap, data in fed:
-                if len(data):
-                    rows_at(cap)[1].append(data)
-                else:
-                    rows_at(cap)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                waiting.append(item[0])
-            waiting.sort(key=lambda c: c.time)
-            while waiting and _outer_ready(waiting[0].time, frontiers):
-                step(waiting.pop(0))
-            for cap, data in taken:
-                lists = rows_at(cap)
-                if not len(data):
-                    continue
-                # Arcs of the only outer time still open join at once and
-                # are dropped: a time's arcs are never all held as rows.
-                if not waiting and _outer_only(cap.time, frontiers):
-                    state.join(data)
-                else:
-                    lists[2].append(data)
-
-        return run
-
-    b.build(build)
-    return result
+    # Arcs of the outer time next in line join at once and are dropped: a
+    # time's arcs are never all held as rows.
+    return at_complete_times(name, [(vertices, "node"), (loop, "node"), (arcs, "src", join)],
+                             step, lexicographic=True, whole=False)
 
 
 def pieces(stream: Stream[Batch], rows: int = 1 << 17, name: str = "Pieces") -> Stream[Batch]:
@@ -647,32 +575,23 @@ def pieces(stream: Stream[Batch], rows: int = 1 << 17, name: str = "Pieces") -> 
     b = OperatorBuilder(name, stream.scope)
     inp = b.new_input(stream, Pipeline(), notify=False)
     out, result = b.new_output()
-    allocator = stream.scope.worker.allocator
+
+    def sliced(data: Batch) -> Iterator[tuple[Any, Batch]]:
+        if len(data) <= rows:
+            yield out, data
+            return
+        for at in range(0, len(data), rows):
+            yield out, data.slice(at, at + rows)
 
     def build(caps, info):
         caps.clear()
-        queue: deque = deque()          # [capability, Batch, rows given]
-        activate = info.activator.activate
+        paced = PacedSender(stream.scope, info, Pace())
 
         def run(_frontiers):
             for cap, data in inp:
                 if len(data):
-                    queue.append([cap.retain(), data, 0])
-            if not queue:
-                return
-            if allocator.congested():
-                allocator.on_window(activate)
-                return
-            held = queue[0]
-            cap, data, at = held
-            out.session(cap).give_container(data if at == 0 and len(data) <= rows
-                                            else data.slice(at, at + rows))
-            held[2] = at + rows
-            if held[2] >= len(data):
-                queue.popleft()
-                cap.drop()
-            if queue:
-                activate()
+                    paced.add([cap.retain()], sliced(data))
+            paced.send()
 
         return run
 

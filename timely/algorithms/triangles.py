@@ -60,8 +60,8 @@ it, and a few int32 and int64 per vertex it names.
 from __future__ import annotations
 
 import ctypes
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -89,7 +89,7 @@ from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder
 from timely.dataflow.channels import Addressed, Broadcast, Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators.relational import at_complete_times
+from timely.dataflow.operators.relational import Pace, PacedSender, at_complete_times
 
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
@@ -175,64 +175,12 @@ def _gid_type(largest: int) -> type:
     return np.int32 if largest <= _INT32_MAX else np.int64
 
 
-class _Paced:
-    """What an operator sends once a time is complete, handed out a few
-    messages an activation while there are other workers (as many as there
-    are workers: about one message's rows for each peer; two of those that
-    go whole to one worker), and none while
-    one of them holds a full window of this worker's data
-    (:mod:`timely.communication.allocator`): what is in flight stays about
-    a window a peer, where giving every message at once would hold all of
-    them, their parts per worker and their encoded frames until the peers
-    took them in. With one worker every message is handed over at once."""
-
-    def __init__(self, scope: Any, info: Any) -> None:
-        self._pending: deque = deque()
-        self._allocator = scope.worker.allocator
-        self._activate = info.activator.activate
-        self._each = scope.peers if scope.peers > 1 else 0
-
-    def send(self, caps: list, messages: Iterator[tuple[Any, Any]],
-             releases: bool = True, addressed: bool = False) -> None:
-        """Queues ``messages``, ``(output, Batch or Addressed)`` pairs, to be
-        sent at the time of ``caps`` (the capabilities of the outputs they
-        use), which are dropped once the last is sent. ``releases``: the
-        stage then lets go of most of what it held, and the heap's free
-        pages go back to the system (:func:`_give_back`). ``addressed``:
-        each message goes to one worker whole, so two an activation."""
-        self._pending.append((caps, messages, releases, 2 if addressed else self._each))
-
-    def run(self) -> None:
-        """Sends what may be sent now; call at the end of every activation."""
-        pending = self._pending
-        given = 0
-        while pending:
-            caps, messages, releases, each = pending[0]
-            if self._each and self._allocator.congested():
-                self._allocator.on_window(self._activate)
-                return
-            item = next(messages, None)
-            if item is None:
-                pending.popleft()
-                for cap in caps:
-                    cap.drop()
-                del caps, messages
-                if releases:
-                    _give_back()
-                continue
-            out, message = item
-            out.give_at(caps[0].time, message)
-            given += 1
-            if self._each and given >= each:
-                self._activate()
-                return
-
-
-def _both(ready: Any) -> tuple[Any, Any]:
-    """The capabilities of outputs 0 and 1 that a notificator gives back
-    together for a time at which both were requested, output 0's first."""
-    first, second = ready
-    return first, second
+def _trimmed(messages: Iterable[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
+    """``messages``, then, once the last is sent and the iterator that made
+    them is done, the heap's free pages given back (:func:`_give_back`):
+    a stage that sends what it made lets go of most of what it held."""
+    yield from messages
+    _give_back()
 
 
 # -- 1. pairs -------------------------------------------------------------------------
@@ -272,21 +220,22 @@ def _simple_pairs(edges: Stream[Batch], nodes: Stream[Batch] | None, directed: b
 
     def build(caps, info):
         caps.clear()
-        paced = _Paced(edges.scope, info)
+        paced = PacedSender(edges.scope, info, Pace(edges.scope.peers))
 
         def run(frontiers):
             for cap, data in inputs[0]:
                 s, d = edge_ends(data, src, dst)
                 if len(s):
-                    paced.send([cap.retain_for_output(0), cap.retain_for_output(1)],
-                               edge_messages(np.ascontiguousarray(s), np.ascontiguousarray(d)))
+                    paced.add([cap.retain_for_output(0), cap.retain_for_output(1)],
+                              _trimmed(edge_messages(np.ascontiguousarray(s),
+                                                     np.ascontiguousarray(d))))
             for inp in inputs[1:]:
                 for cap, data in inp:
                     ids = node_ids(data)
                     if keep_vertices and len(ids):
-                        paced.send([cap.retain_for_output(1)],
-                                   node_messages(np.ascontiguousarray(ids)))
-            paced.run()
+                        paced.add([cap.retain_for_output(1)],
+                                  _trimmed(node_messages(np.ascontiguousarray(ids))))
+            paced.send()
 
         return run
 
@@ -305,12 +254,7 @@ def _degree_requests(pairs: Stream[Batch], directed: bool) -> tuple[Stream[Batch
     this worker; and per id, ``(node, count, ticket)`` to the id's owner:
     the pairs it is in here, and ``ticket``, its position here times the
     workers plus this worker's index, to answer to."""
-    scope = pairs.scope
-    index, peers = scope.index, scope.peers
-    b = OperatorBuilder("TriangleDegrees", scope)
-    inp = b.new_input(pairs, Exchange(batch=_pair_route))
-    requests_out, requests = b.new_output()
-    keys_out, keys = b.new_output()
+    index, peers = pairs.scope.index, pairs.scope.peers
 
     def numbered(held: list[Batch]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
                                              np.ndarray]:
@@ -335,49 +279,24 @@ def _degree_requests(pairs: Stream[Batch], directed: bool) -> tuple[Stream[Batch
         _give_back()
         return ids, keys, weight, end_counts(keys, shift, len(ids))
 
-    def asked(ids: np.ndarray, counts: np.ndarray) -> Iterator[tuple[Any, Batch]]:
+    def asked(ids: np.ndarray, counts: np.ndarray) -> Iterator[tuple[int, Batch]]:
         ticket_type = _gid_type(len(ids) * peers + index)
         for start, stop in _slices(len(ids)):
             tickets = np.arange(start, stop, dtype=np.int64) * peers + index
-            yield requests_out, Batch(node=ids[start:stop], count=_narrow(counts[start:stop]),
-                                      ticket=tickets.astype(ticket_type))
+            yield 0, Batch(node=ids[start:stop], count=_narrow(counts[start:stop]),
+                           ticket=tickets.astype(ticket_type))
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        paced = _Paced(scope, info)
-        held: dict = {}
+    def step(_cap: Any, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]] | None:
+        (parts,) = rows
+        if not parts:
+            return None
+        ids, keys, weight, counts = numbered(parts)
+        # The keys stay on this worker, whole; the questions go out paced.
+        return _trimmed(chain([(1, Batch(key=keys) if weight is None
+                                 else Batch(key=keys, weight=weight))], asked(ids, counts)))
 
-        def run(frontiers):
-            for cap, data in inp:
-                parts = held.get(cap.time)
-                if parts is None:
-                    parts = held[cap.time] = []
-                    notificator.notify_at(cap.retain_for_output(0))
-                    notificator.notify_at(cap.retain_for_output(1))
-                if len(data):
-                    parts.append(data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                ask, keep = _both(ready)
-                parts = held.pop(ready.time)
-                if not parts:
-                    ask.drop()
-                    keep.drop()
-                    continue
-                ids, keys, weight, counts = numbered(parts)
-                keys_out.give_at(keep.time, Batch(key=keys) if weight is None
-                                 else Batch(key=keys, weight=weight))
-                keep.drop()
-                paced.send([ask], asked(ids, counts))
-            paced.run()
-
-        return run
-
-    b.build(build)
+    requests, keys = at_complete_times("TriangleDegrees", [(pairs, Exchange(batch=_pair_route))],
+                                       step, whole=False, outputs=2, pace=Pace(peers))
     return requests, keys
 
 
@@ -390,76 +309,48 @@ def _owners(requests: Stream[Batch]) -> tuple[Stream[Batch], Stream[Batch]]:
     ``(ticket, degree, gid)``, bound for the asking worker; and the ids with
     their degrees as one ``(node, degree)`` Batch on this worker, in the
     order of their global numbers (``gid // W``)."""
-    scope = requests.scope
-    index, peers = scope.index, scope.peers
-    b = OperatorBuilder("TriangleOwners", scope)
-    inp = b.new_input(requests, by_vertex("node"))
-    replies_out, replies = b.new_output()
-    table_out, table = b.new_output()
+    index, peers = requests.scope.index, requests.scope.peers
 
     def answers(asked: list[tuple[np.ndarray, np.ndarray]], degree: np.ndarray,
-                rank: np.ndarray) -> Iterator[tuple[Any, Batch]]:
+                rank: np.ndarray) -> Iterator[tuple[int, Batch]]:
         narrow_degree = _gid_type(int(degree.max()) if len(degree) else 0)
         gid_type = _gid_type(len(degree) * peers)
         asked.reverse()
         while asked:
             tickets, at = asked.pop()
             gid = rank[at].astype(np.int64) * peers + index
-            yield replies_out, Batch(ticket=tickets, degree=degree[at].astype(narrow_degree),
-                                     gid=gid.astype(gid_type))
+            yield 0, Batch(ticket=tickets, degree=degree[at].astype(narrow_degree),
+                           gid=gid.astype(gid_type))
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        paced = _Paced(scope, info)
-        held: dict = {}
+    def step(_cap: Any, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]]:
+        (asked,) = rows
+        ids = _distinct([p["node"] for p in asked])
+        owned = SortedIds(ids)
+        degree = np.zeros(len(ids), dtype=np.int64)
+        # Each question by the position of its id, found once.
+        located = []
+        asked.reverse()
+        while asked:
+            p = asked.pop()
+            at = np.empty(len(p), dtype=np.int32)
+            find_positions(owned, np.ascontiguousarray(p["node"], dtype=np.int64), at,
+                           degree, p["count"])
+            located.append((p["ticket"], at))
+        del owned
+        # Global numbers by falling degree: the blocks' hubs then come
+        # first and together, which keeps the counting's marks and
+        # rows in cache (half its time at 10^7 R-MAT edges).
+        order = np.argsort(degree, kind="stable")[::-1]
+        rank = np.empty(len(ids), dtype=np.int32)
+        rank[order] = np.arange(len(ids), dtype=np.int32)
+        table = ([(1, Batch(node=ids[order], degree=_narrow(degree[order])))] if len(ids)
+                 else [])
+        del order, ids
+        # The table stays on this worker, whole; the answers go out paced.
+        return _trimmed(chain(table, answers(located, degree, rank)))
 
-        def run(frontiers):
-            for cap, data in inp:
-                parts = held.get(cap.time)
-                if parts is None:
-                    parts = held[cap.time] = []
-                    notificator.notify_at(cap.retain_for_output(0))
-                    notificator.notify_at(cap.retain_for_output(1))
-                if len(data):
-                    parts.append(data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                answer, keep = _both(ready)
-                asked = held.pop(ready.time)
-                ids = _distinct([p["node"] for p in asked])
-                owned = SortedIds(ids)
-                degree = np.zeros(len(ids), dtype=np.int64)
-                # Each question by the position of its id, found once.
-                located = []
-                asked.reverse()
-                while asked:
-                    p = asked.pop()
-                    at = np.empty(len(p), dtype=np.int32)
-                    find_positions(owned, np.ascontiguousarray(p["node"], dtype=np.int64), at,
-                                   degree, p["count"])
-                    located.append((p["ticket"], at))
-                del owned
-                # Global numbers by falling degree: the blocks' hubs then come
-                # first and together, which keeps the counting's marks and
-                # rows in cache (half its time at 10^7 R-MAT edges).
-                order = np.argsort(degree, kind="stable")[::-1]
-                rank = np.empty(len(ids), dtype=np.int32)
-                rank[order] = np.arange(len(ids), dtype=np.int32)
-                if len(ids):
-                    table_out.give_at(keep.time, Batch(node=ids[order],
-                                                       degree=_narrow(degree[order])))
-                del order, ids
-                keep.drop()
-                paced.send([answer], answers(located, degree, rank))
-            paced.run()
-
-        return run
-
-    b.build(build)
+    replies, table = at_complete_times("TriangleOwners", [(requests, by_vertex("node"))], step,
+                                       whole=False, outputs=2, pace=Pace(peers))
     return replies, table
 
 
@@ -471,14 +362,9 @@ def _oriented(keys: Stream[Batch], replies: Stream[Batch], directed: bool) -> St
     about their ends: ``(a, b)`` rows (``weight`` too when ``directed``), the
     global numbers of the edge's lower end and of its higher end, bound for
     the owner of ``a``."""
-    scope = keys.scope
-    peers = scope.peers
-    b = OperatorBuilder("TriangleOrient", scope)
-    keys_in = b.new_input(keys, Pipeline())
-    replies_in = b.new_input(replies, Exchange("ticket"))
-    out, oriented = b.new_output()
+    peers = keys.scope.peers
 
-    def edges(pairs: Batch, answers: list[Batch]) -> Iterator[tuple[Any, Batch]]:
+    def edges(pairs: Batch, answers: list[Batch]) -> Iterator[tuple[int, Batch]]:
         n = sum(len(p) for p in answers)
         degree = np.empty(n, dtype=np.int64)
         gid = np.empty(n, dtype=np.int64)
@@ -494,40 +380,15 @@ def _oriented(keys: Stream[Batch], replies: Stream[Batch], directed: bool) -> St
             a: np.ndarray = np.empty(stop - start, dtype=gid_type)
             c: np.ndarray = np.empty(stop - start, dtype=gid_type)
             orient_pairs(key[start:stop], shift, degree, gid, a, c)
-            yield out, (Batch(a=a, b=c) if weight is None
-                        else Batch(a=a, b=c, weight=weight[start:stop]))
+            yield 0, (Batch(a=a, b=c) if weight is None
+                      else Batch(a=a, b=c, weight=weight[start:stop]))
 
-    def build(caps, info):
-        caps.clear()
-        notificator = FrontierNotificator(b.arity)
-        paced = _Paced(scope, info)
-        held: dict = {}
+    def step(_cap: Any, rows: list[list[Batch]]) -> Iterator[tuple[int, Batch]] | None:
+        mine, answers = rows
+        return _trimmed(edges(mine[0], answers)) if mine else None
 
-        def run(frontiers):
-            for port, inp in enumerate((keys_in, replies_in)):
-                for cap, data in inp:
-                    parts = held.get(cap.time)
-                    if parts is None:
-                        parts = held[cap.time] = ([], [])
-                        notificator.notify_at(cap)
-                    if len(data):
-                        parts[port].append(data)
-            while True:
-                item = notificator.next(frontiers)
-                if item is None:
-                    break
-                ready, _ = item
-                mine, answers = held.pop(ready.time)
-                if not mine:
-                    ready.drop()
-                    continue
-                paced.send([ready], edges(mine[0], answers))
-            paced.run()
-
-        return run
-
-    b.build(build)
-    return oriented
+    return at_complete_times("TriangleOrient", [(keys, Pipeline()), (replies, Exchange("ticket"))],
+                             step, whole=False, pace=Pace(peers))
 
 
 # -- 5. the ring -----------------------------------------------------------------------
@@ -675,7 +536,8 @@ def _ring_step(own: Stream[Batch], visiting: Stream[Batch], weighted: bool, link
     def build(caps, info):
         caps.clear()
         notificator = FrontierNotificator(b.arity)
-        paced = _Paced(scope, info)
+        # The blocks go whole to one worker each: two an activation.
+        paced = PacedSender(scope, info, Pace(2))
         arriving: dict = {}      # per outer time: the block's rows, until round 0 is complete
         blocks: dict = {}        # per outer time: this worker's _Block
         rounds: dict = {}        # per time: a _Visiting, or rows that came before the block
@@ -726,12 +588,12 @@ def _ring_step(own: Stream[Batch], visiting: Stream[Batch], weighted: bool, link
                     if held is not None:
                         block.meet(held)
                 if r < last:
-                    paced.send([ready], block.sent(ahead, (index + r + 1) % peers),
-                               releases=False, addressed=True)
+                    paced.add([ready], block.sent(ahead, (index + r + 1) % peers))
                 else:
                     del blocks[outer]
-                    paced.send([ready], iter([(out, block.results())]))
-            paced.run()
+                    paced.add([ready], _trimmed([(out, block.results())]))
+                del block
+            paced.send()
 
         return run
 

@@ -39,19 +39,24 @@ the input rows held them (their values and dtypes), never the codes.
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast, overload
+
 import numpy as np
 
 from timely.container import Batch
 from timely.dataflow.builder import OperatorBuilder, operator_name
 from timely.dataflow.channels import Exchange, Pipeline
 from timely.dataflow.notificator import FrontierNotificator
-from timely.dataflow.operators.columnar import _batch
 from timely.dataflow.operators._relational import KeyEncoder, KeyIndex, bucket, expand, first_rows
 from timely.dataflow.operators._relational import improve as _improve
+from timely.dataflow.operators.columnar import _batch
 from timely.errors import ColumnarError
 
-__all__ = ["KeyEncoder", "KeyIndex", "PendingBatches", "at_complete_times", "distinct", "improve",
-           "join"]
+__all__ = ["KeyEncoder", "KeyIndex", "Pace", "PacedSender", "PendingBatches", "at_complete_times",
+           "distinct", "improve", "join"]
 
 
 def _names(columns, what: str) -> tuple[str, ...]:
@@ -132,90 +137,325 @@ def _lexicographic_ready(time, frontiers) -> bool:
     return True
 
 
-def at_complete_times(name: str, inputs, step, *, lexicographic: bool = False, after=None,
-                      whole: bool = True):
+def _first_in_line(time, frontiers, lexicographic: bool) -> bool:
+    """True when every time any input can still bring comes no earlier than
+    ``time`` (in the product order, or lexicographically): no other time
+    can be acted on before ``time``."""
+    for frontier in frontiers:
+        for element in frontier.frontier():
+            if not (time <= element if lexicographic else time_less_equal(time, element)):
+                return False
+    return True
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How a :class:`PacedSender` (:func:`at_complete_times` with a
+    ``pace``) sends an operator's messages: at most ``messages`` non-empty
+    ones an activation (the operator then activates itself again), and,
+    while there are other workers, none while one of them holds a full
+    send window of this worker's data
+    (:meth:`~timely.communication.allocator.Allocator.congested`; the
+    window's opening activates the operator) nor, with ``in_flight``,
+    while more than ``in_flight`` bytes of this worker's data wait at the
+    others (it looks again after ``look_again`` seconds). What is in flight
+    then stays about a window a peer plus ``messages`` messages, where
+    sending a time's output at once would hold all of it, its parts per
+    worker and their encoded frames until the peers took them in.
+
+    >>> Pace(messages=4)
+    Pace(messages=4, in_flight=None, look_again=0.0002)
+    """
+
+    messages: int = 1
+    in_flight: int | None = None
+    look_again: float = 200e-6
+
+    def __post_init__(self) -> None:
+        if type(self.messages) is not int or self.messages < 1:
+            raise ColumnarError(f"Pace needs messages >= 1, not {self.messages!r}")
+
+
+class PacedSender:
+    """Sends the messages of an operator's times in turn, as ``pace`` says
+    (:class:`Pace`; None: all at once): what :func:`at_complete_times` uses
+    for a paced ``step``, and what an operator that acts otherwise uses to
+    send as it does. Made in an operator's constructor, from its scope and
+    its :class:`~timely.dataflow.builder.OperatorInfo`.
+
+    Cost: a look at the allocator and a call of the iterator per message;
+    the iterators are held, not drained, so a message is made only when it
+    is sent."""
+
+    def __init__(self, scope: Any, info: Any, pace: Pace | None) -> None:
+        self._queue: deque = deque()    # (capabilities, iterator, drop)
+        self._activator = info.activator
+        self._allocator = scope.worker.allocator
+        self._spread = pace is not None and scope.peers > 1
+        self._messages = pace.messages if pace is not None else -1
+        self._in_flight = pace.in_flight if pace is not None else None
+        self._look_again = pace.look_again if pace is not None else 0.0
+
+    def __bool__(self) -> bool:
+        """True while messages are queued."""
+        return bool(self._queue)
+
+    def add(self, caps: Sequence[Any], messages: Iterable[tuple[Any, Any]],
+            drop: bool = True) -> None:
+        """Queues ``messages``, ``(output handle, Batch or Addressed)``
+        pairs, sent at the time of ``caps`` (the capabilities the operator
+        holds for the outputs they use), after those queued before; with
+        ``drop``, ``caps`` are dropped once the last is sent. Call
+        :meth:`send` then."""
+        self._queue.append((caps, iter(messages), drop))
+
+    def send(self) -> bool:
+        """Sends what the pace allows now, in the order queued; True once
+        every message queued has been sent. Call it in every activation
+        while messages are queued: when it stops early, it has arranged to
+        be activated again (at once, after ``look_again``, or when a peer's
+        window opens)."""
+        queue = self._queue
+        given = 0
+        while queue:
+            if self._spread:
+                allocator = self._allocator
+                if allocator.congested():
+                    allocator.on_window(self._activator.activate)
+                    return False
+                if (self._in_flight is not None
+                        and sum(allocator.in_flight.values()) > self._in_flight):
+                    self._activator.activate_after(self._look_again)
+                    return False
+            if given == self._messages:
+                self._activator.activate()
+                return False
+            caps, messages, drop = queue[0]
+            item = next(messages, None)
+            if item is None:
+                queue.popleft()
+                if drop:
+                    for cap in caps:
+                        cap.drop()
+                del caps, messages
+                continue
+            out, message = item
+            if len(message):
+                out.give_at(caps[0].time, message)
+                given += 1
+        return True
+
+
+Route = str | Any | None
+"""How an input of :func:`at_complete_times` reaches the workers: a column
+name (exchanged by it), a pact, or None (read only for its progress)."""
+
+Take = Callable[[Any, Batch], object]
+"""``take(time, batch)``: an input's Batch taken in as it arrives."""
+
+Step = Callable[[Any, list],
+                Batch | Iterable[Batch | None] | Iterable[tuple[int, Batch]] | None]
+"""``step(cap, rows)``: what a complete time sends (see :func:`at_complete_times`)."""
+
+
+@overload
+def at_complete_times(name: str,
+                      inputs: Sequence[tuple[Any, Route] | tuple[Any, Route, Take | None]],
+                      step: Step, *, lexicographic: bool = ...,
+                      after: Callable[[list], object] | None = ..., whole: bool = ...,
+                      outputs: None = ..., pace: Pace | None = ...) -> Any: ...
+
+
+@overload
+def at_complete_times(name: str,
+                      inputs: Sequence[tuple[Any, Route] | tuple[Any, Route, Take | None]],
+                      step: Step, *, lexicographic: bool = ...,
+                      after: Callable[[list], object] | None = ..., whole: bool = ...,
+                      outputs: int, pace: Pace | None = ...) -> list[Any]: ...
+
+
+def at_complete_times(name: str,
+                      inputs: Sequence[tuple[Any, Route] | tuple[Any, Route, Take | None]],
+                      step: Step, *, lexicographic: bool = False,
+                      after: Callable[[list], object] | None = None, whole: bool = True,
+                      outputs: int | None = None, pace: Pace | None = None) -> Any:
     """An operator over several Batch streams that acts on each time once
     it is complete (no input can still bring rows at it), in time order:
     the one home of the pattern behind the joins, the vertex programs and
-    the graph loops.
+    the graph algorithms' stages.
 
-    ``inputs``: a sequence of ``(stream, route)``: ``route`` a column name
-    (the input is exchanged by it), a pact (``Pipeline()``,
-    ``Exchange(...)``), or None (read only for its progress: its data are
-    dropped). ``step(cap, rows)`` is called once per complete time with the
-    time's capability and, per input, its rows as one Batch (None when
-    none came); what it returns (a Batch, a list of Batches or None) is
-    sent at that time, empty Batches left out. The rows are held until the
-    time completes, then released.
+    ``inputs``: a sequence of ``(stream, route)`` or ``(stream, route,
+    take)``: ``route`` a column name (the input is exchanged by it), a pact
+    (``Pipeline()``, ``Exchange(...)``), or None (read only for its
+    progress: its data are dropped); a None stream is an input that is not
+    there (``step`` sees no rows for it). ``step(cap, rows)`` is called once
+    per complete time with the time's capability (of output 0; the operator
+    drops it) and, per input, its rows as one Batch (None when none came).
+    The rows are held until the time completes, then released.
+
+    What ``step`` returns is sent at that time, empty Batches left out:
+    with neither ``outputs`` nor ``pace``, a Batch, an iterable of Batches
+    or None, all at once on the one output. ``outputs``: the number of
+    outputs (the list of their streams is returned, not the stream);
+    ``step`` then returns None or an iterable of ``(output, Batch)`` pairs.
+    ``pace``: so does ``step``, and the pairs are sent as :class:`Pace`
+    says, a few an activation: a generator making each Batch as it is
+    asked for never holds a whole time's output. No later time is acted on
+    until the pairs of a time are all sent (a generator may read state the
+    next ``step`` changes; code after its last ``yield`` runs once all is
+    sent).
+
+    ``take``: that input's Batches are taken in as they arrive, by
+    ``take(time, batch)``, when no other time can be acted on before
+    theirs (every time an input can still bring comes no earlier, no
+    complete time waits and nothing is being sent), so they need not be
+    held; the others are held and handed to ``take``, in the order they
+    came, just before ``step`` at their time, which then sees no rows for
+    that input. This is for state kept across times that takes in a time's
+    rows in any order (a union-find, the arcs of a graph).
 
     ``lexicographic``: in a loop whose state is shared by all outer times,
     a complete time also waits until every time with earlier outer
     coordinates has finished (a linear extension of the product order), so
     a value found late for an earlier outer time still reaches a later
-    one's state. ``after(frontiers)``: called at the end of every
-    activation. ``whole=False``: ``step`` gets, per input, the list of the
-    Batches that came at the time (empty when none), not concatenated, and
-    each Batch it returns is sent as a message of its own: no copy of a
-    time's rows is made either way. Returns the output stream.
-    """
-    streams = [(s, r) for s, r in inputs]
-    b = OperatorBuilder(name, next(s for s, _ in streams if s is not None).scope)
-    ports = [(b.new_input(s, Exchange(r) if type(r) is str else
-                          r if r is not None else Pipeline()), r is not None)
-             for s, r in streams if s is not None]
-    present = [s is not None for s, _ in streams]
-    out, result = b.new_output()
+    one's state; ``take`` then compares times in that order.
+    ``after(frontiers)``: called at the end of every activation.
+    ``whole=False``: ``step`` gets, per input, the list of the Batches that
+    came at the time (empty when none), not concatenated, and each Batch it
+    returns is sent as a message of its own: no copy of a time's rows is
+    made either way.
 
-    def build(caps, _info):
+    Cost per message: a dict lookup of its time (and, for a ``take`` input,
+    a look at every input's frontier); per time, a notification and one
+    ``step``; the held Batches are the caller's, never copied.
+
+    >>> import numpy as np
+    >>> import timely
+    >>> def halves(cap, rows):
+    ...     (got,) = rows
+    ...     for start in range(0, len(got), 2):            # two rows a message
+    ...         part = got.slice(start, start + 2)
+    ...         yield (0 if cap.time == 0 else 1), part
+    >>> def work(worker):
+    ...     seen = []
+    ...     with worker.dataflow() as scope:
+    ...         handle, stream = scope.new_input()
+    ...         first, second = at_complete_times("Halves", [(stream, "x")], halves, outputs=2,
+    ...                                           pace=Pace(messages=1))
+    ...         first.inspect_batch(lambda t, b: seen.append((0, t, len(b))))
+    ...         second.inspect_batch(lambda t, b: seen.append((1, t, len(b))))
+    ...     handle.send_batch(timely.Batch(x=np.arange(5)))
+    ...     handle.advance_to(1)
+    ...     handle.send_batch(timely.Batch(x=np.arange(3)))
+    ...     handle.close(); worker.drain()
+    ...     return seen
+    >>> timely.execute_directly(work)
+    [(0, 0, 2), (0, 0, 2), (0, 0, 1), (1, 1, 2), (1, 1, 1)]
+    """
+    streams = [(spec[0], spec[1], spec[2] if len(spec) > 2 else None) for spec in inputs]
+    scope = next(s for s, _, _ in streams if s is not None).scope
+    b = OperatorBuilder(name, scope)
+    ports = [(b.new_input(s, Exchange(r) if type(r) is str else
+                          r if r is not None else Pipeline()), r is not None, take)
+             for s, r, take in streams if s is not None]
+    present = [s is not None for s, _, _ in streams]
+    count = 1 if outputs is None else outputs
+    made = [b.new_output() for _ in range(count)]
+    outs = [handle for handle, _ in made]
+    paired = outputs is not None or pace is not None
+
+    def build(caps, info):
         caps.clear()
         notificator = FrontierNotificator(b.arity)
-        pending = [PendingBatches(notificator) for _ in ports]
+        held: dict = {}             # time -> per port, the Batches held
         waiting: list = []          # complete times held for earlier outer times
+        sending = PacedSender(scope, info, pace)
 
-        def emit(cap) -> None:
-            if not whole:
-                lists = iter([held.take_parts(cap.time) for held in pending])
-                made = step(cap, [next(lists) if here else [] for here in present])
-                for part in [made] if type(made) is Batch else made or ():
-                    if part is not None and len(part):
-                        out.session(cap).give_container(part)
-                cap.drop()
+        def give(part, cap) -> None:
+            if part is not None and len(part):
+                outs[0].session(cap).give_container(part)
+
+        def emit(ready) -> None:
+            time_caps = list(ready) if count > 1 else [ready]
+            cap = time_caps[0]
+            lists = held.pop(cap.time)
+            for (_, _, take), parts in zip(ports, lists):
+                if take is not None:
+                    while parts:
+                        take(cap.time, parts.pop(0))
+            if whole:
+                got = iter([None if not parts else parts[0] if len(parts) == 1
+                            else Batch.concat(parts) for parts in lists])
+                produced = step(cap, [next(got) if here else None for here in present])
+            else:
+                got = iter(lists)
+                produced = step(cap, [next(got) if here else [] for here in present])
+            del lists, got
+            if paired:
+                if produced is None:
+                    for each in time_caps:
+                        each.drop()
+                    return
+                pairs = cast("Iterable[tuple[int, Batch]]", produced)
+                sending.add(time_caps, ((outs[k], part) for k, part in pairs))
+                sending.send()
                 return
-            rows = iter([held.take(cap.time) for held in pending])
-            produced = step(cap, [next(rows) if here else None for here in present])
-            if produced is not None:
-                parts = [produced] if type(produced) is Batch else [
-                    p for p in produced if p is not None]
-                parts = [p for p in parts if len(p)]
-                if parts:
-                    out.session(cap).give_container(
-                        parts[0] if len(parts) == 1 else Batch.concat(parts))
-            cap.drop()
+            if isinstance(produced, Batch):
+                give(produced, cap)
+            elif produced is not None:
+                parts = [p for p in produced if p is not None and len(p)]
+                if whole and len(parts) > 1:
+                    give(Batch.concat(parts), cap)
+                else:
+                    for part in parts:
+                        give(part, cap)
+            for each in time_caps:
+                each.drop()
 
         def run(frontiers):
-            for (inp, keep), held in zip(ports, pending):
-                for cap, data in inp:
-                    if keep:
-                        held.add(cap, _batch(data, name))
-            while True:
+            sending.send()
+            while not sending:
                 item = notificator.next(frontiers)
                 if item is None:
                     break
-                if not lexicographic:
-                    emit(item[0])
-                else:
+                if lexicographic:
                     waiting.append(item[0])
+                else:
+                    emit(item[0])
             if waiting:
-                waiting.sort(key=lambda c: c.time)
-                while waiting and _lexicographic_ready(waiting[0].time, frontiers):
+                waiting.sort(key=lambda c: (c[0] if count > 1 else c).time)
+                while (waiting and not sending and _lexicographic_ready(
+                        (waiting[0][0] if count > 1 else waiting[0]).time, frontiers)):
                     emit(waiting.pop(0))
+            for i, (inp, keep, take) in enumerate(ports):
+                for cap, data in inp:
+                    time = cap.time
+                    lists = held.get(time)
+                    if lists is None:
+                        lists = held[time] = [[] for _ in ports]
+                        if count == 1:
+                            notificator.notify_at(cap)
+                        else:
+                            for k in range(count):
+                                notificator.notify_at(cap.retain_for_output(k))
+                    if not keep:
+                        continue
+                    batch = _batch(data, name)
+                    if not len(batch):
+                        continue
+                    if (take is not None and not sending and not waiting
+                            and _first_in_line(time, frontiers, lexicographic)):
+                        take(time, batch)
+                    else:
+                        lists[i].append(batch)
             if after is not None:
                 after(frontiers)
 
         return run
 
     b.build(build)
-    return result
+    streams_out = [stream for _, stream in made]
+    return streams_out[0] if outputs is None else streams_out
 
 
 class _Built:
