@@ -31,6 +31,9 @@ __all__ = ["run"]
 
 log = logging.getLogger("timely.spark")
 
+# The most rows of one Arrow record batch a task hands back to Spark.
+_OUTPUT_ROWS = 1 << 16
+
 
 @dataclass(frozen=True)
 class MeetingPlace:
@@ -101,7 +104,11 @@ def _run_task(stage: Stage, index: int, gather: Callable[[str], list[str]], batc
                 if len(data):
                     if window is not None:
                         data = labelled(data, time, window, stage.output)
-                    yield conform(data, stage.output, stage.cast)
+                    # In slices: a worker's whole share in one record batch
+                    # (PageRank's ranks, say) would be copied whole on its way to Spark.
+                    for at in range(0, len(data), _OUTPUT_ROWS):
+                        yield conform(data if len(data) <= _OUTPUT_ROWS else
+                                      data.slice(at, at + _OUTPUT_ROWS), stage.output, stage.cast)
 
         for record_batch in batches:
             for k, part in split(record_batch):
