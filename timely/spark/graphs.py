@@ -158,6 +158,12 @@ class Graph:
         self._numbered = (nodes, edges)
         return self._numbered
 
+    def _options(self) -> dict[str, Any]:
+        """The keywords of every stage: the vertices and edges spread by a
+        hash of their rows (no sort of them, as dealing them out round
+        robin needs), unless ``run_options`` say otherwise."""
+        return {"spread": "hash", **self.run_options}
+
     @staticmethod
     def _cast(edges: Any) -> Any:
         from pyspark.sql import functions as F
@@ -196,7 +202,7 @@ class Graph:
 
         # The vertices first: most edges then find both ends named as they come.
         result = run({"nodes": nodes.select("node"), "edges": edges}, dataflow, schema,
-                     workers=self.workers, **self.run_options)
+                     workers=self.workers, **self._options())
         labelled = self._named(result, "node", "id")
         for name in columns:
             if name in ("component", "label") and not self._integral():
@@ -296,7 +302,7 @@ class Graph:
 
         pairs = run({"nodes": nodes.select("node"), "landmarks": marks, "edges": edges},
                     dataflow, "node long, landmark long, distance long", workers=self.workers,
-                    **self.run_options)
+                    **self._options())
         named = (self._named(self._named(pairs, "node", "id"), "landmark", "landmark_id")
                  .groupBy("id").agg(F.map_from_entries(F.collect_list(F.struct(
                      "landmark_id", F.col("distance").cast("int")))).alias("distances")))
@@ -365,7 +371,7 @@ class Graph:
             return paths.map_batch(steps)
 
         rows = run(inputs, dataflow, "path long, step long, node long", workers=self.workers,
-                   **self.run_options).cache()
+                   **self._options()).cache()
         found, count = rows.agg(F.max("step"), F.count(F.lit(1))).collect()[0]
         vertex = F.struct(*[F.col(c) for c in self.vertices.columns])
         # Few paths (as a search between a few vertices finds) are sent to
