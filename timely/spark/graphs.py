@@ -136,7 +136,7 @@ class Graph:
         vertices numbered 0, 1, ... (ids as they are when integers), and
         the edges in those numbers: with integer ids every edge, cast to
         long (the dataflow drops those with an end that is not a vertex,
-        :meth:`_known`), else only the edges between vertices."""
+        :func:`_known`), else only the edges between vertices."""
         if self._numbered is not None:
             return self._numbered
         from pyspark.sql import functions as F
