@@ -186,3 +186,59 @@ def test_a_graph_in_more_partitions_than_slots_runs_on_the_session_slots(spark):
     inside = [(s, d) for s, d in edges if s in nodes and d in nodes]
     got = {r.id: r.component for r in Graph(vertices, edge_frame).connectedComponents().collect()}
     assert got == weak_components(nodes, inside)
+
+
+def graphx_ranks(nodes, edges, iterations: int, reset: float = 0.15) -> dict:
+    """GraphX's unnormalized PageRank, iterated from 1."""
+    out = {v: 0 for v in nodes}
+    for s, _ in edges:
+        out[s] += 1
+    rank = {v: 1.0 for v in nodes}
+    for _ in range(iterations):
+        sums = {v: 0.0 for v in nodes}
+        for s, d in edges:
+            sums[d] += rank[s] / out[s]
+        rank = {v: reset + (1 - reset) * sums[v] for v in nodes}
+    return rank
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_dangling_edges_are_left_out_in_the_dataflow(spark, workers):
+    """Integer ids reach the stage as they are and the dataflow drops the
+    edges with an end that is not a vertex: many such edges, at either end
+    or both, sparse 64-bit ids, the vertices and the edges each in one
+    partition (all the input of a stage on one task)."""
+    rng = random.Random(29 + workers)
+    ids = list(dict.fromkeys([rng.getrandbits(64) - 2**63 for _ in range(60)]
+                             + [-2**63, 2**63 - 1, 0, 1 << 40, 2 << 40]))
+    rng.shuffle(ids)
+    nodes = ids[:40]
+    strangers = ids[40:]
+    edges = [(rng.choice(nodes), rng.choice(nodes)) for _ in range(80)]
+    edges += [(rng.choice(nodes), rng.choice(strangers)) for _ in range(20)]
+    edges += [(rng.choice(strangers), rng.choice(nodes)) for _ in range(20)]
+    edges += [(rng.choice(strangers), rng.choice(strangers)) for _ in range(20)]
+    edges += [(nodes[0], nodes[0]), edges[0], (strangers[0], strangers[0])]
+    rng.shuffle(edges)
+    vertices, edge_frame = frames(spark, nodes, edges, False)
+    vertices, edge_frame = vertices.coalesce(1), edge_frame.coalesce(1)
+    g = Graph(vertices, edge_frame, workers=workers)
+    inside = [(s, d) for s, d in edges if s in nodes and d in nodes]
+    names = {v: f"name {i}" for i, v in enumerate(nodes)}
+
+    got = {r.id: (r.name, r.component) for r in g.connectedComponents().collect()}
+    assert got == {v: (names[v], c) for v, c in weak_components(nodes, inside).items()}
+    ranks = {r.id: r.pagerank for r in g.pageRank(maxIter=5).collect()}
+    assert ranks == pytest.approx(graphx_ranks(nodes, inside, 5), rel=1e-12)
+    degree = reference.degrees(inside, nodes)
+    assert {r.id: r.degree for r in g.degrees.collect()} == {
+        v: d[2] for v, d in degree.items() if d[2] > 0}
+    a = next(s for s, d in inside if s != d)
+    hops = hops_to(nodes, [(d, s) for s, d in inside], a)       # from a, along the edges
+    b = max(hops, key=lambda v: (hops[v], v))
+    paths = g.bfs(f"id = {a}", f"id = {b}").collect()
+    assert paths and all(r["from"].id == a and r.to.id == b for r in paths)
+    assert len(paths[0]) == 2 * hops[b] + 1 if hops[b] else len(paths[0]) == 2
+    marks = {r.id: dict(r.distances) for r in g.shortestPaths([a]).collect()}
+    assert marks == {v: ({a: d} if (d := hops_to(nodes, inside, a).get(v)) is not None else {})
+                     for v in nodes}

@@ -126,6 +126,20 @@ def test_every_input_needs_the_epoch_column(spark):
             workers=2, epoch_col="epoch")
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_inputs_spread_by_a_hash_of_their_rows(spark, workers):
+    """``spread="hash"``: the same answer, each row sent by a hash of its
+    columns (a dotted name among them) with no sort."""
+    left, right, expected = epoch_frames(spark)
+    right = right.withColumnRenamed("b", "b.c")
+    result = run({"left": left, "right": right}, joined_per_epoch, SCHEMA, workers=workers,
+                 epoch_col="epoch", spread="hash")
+    assert timely_answer(result) == expected
+    with pytest.raises(SparkConfigError, match="spread is 'rows' or 'hash'"):
+        run({"left": left, "right": right}, joined_per_epoch, SCHEMA, workers=2,
+            epoch_col="epoch", spread="random")
+
+
 def test_run_refuses_an_empty_dict_of_inputs(spark):
     with pytest.raises(SparkConfigError, match="at least one"):
         run({}, _labelled_edges, SCHEMA)

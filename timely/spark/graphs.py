@@ -12,10 +12,20 @@ vertices DataFrame; ``bfs`` gives paths and ``aggregateMessages`` (over
 vertices with such edges, as GraphFrames gives them.
 
 Vertex ids are 64-bit integers of any value, or any other type Spark can
-join on (strings, ...): those are numbered first (``zipWithIndex`` of the
-distinct ids, one Spark job) and the results joined back to them. Edges
-whose ends are not vertices are left out (GraphFrames leaves them to the
-algorithm; here a vertex is what the vertices DataFrame names).
+join on (strings, ...). Edges whose ends are not vertices are left out
+(GraphFrames leaves them to the algorithm; here a vertex is what the
+vertices DataFrame names). Integer ids go to the barrier stage as they are
+(cast to long), the vertices before the edges, and the dataflow itself
+drops the edges with an end that is not a vertex
+(:func:`~timely.algorithms.edges.known_edges`: each edge checked at the
+owner of its ``src``, then at the owner of its ``dst``); the results are
+the vertices' own rows with the result's columns, one join in Spark.
+Other ids are numbered first (``zipWithIndex`` of the distinct ids, one
+Spark job, and a sort of the ids for ``distinct``), the edges joined with
+those numbers at each end (two shuffles of the edges, each end's rows
+sorted: at 10^8 edges these joins take Spark tens of minutes on two
+cores, where the integer path's semi-join takes the dataflow two
+exchanges of the edges) and the results joined back to the ids.
 
 For example (``tests/spark/test_graphs.py`` runs it)::
 
@@ -68,8 +78,24 @@ class _Messages:
         return F.col("MSG")
 
 
+#: BFS's result rows (one per vertex of a path) joined with the vertices and
+#: the edges by broadcasting them, at most.
+_BROADCAST_ROWS = 1 << 20
+
 #: The columns messages and aggregates of :meth:`Graph.aggregateMessages` are written in.
 AM = _Messages()
+
+
+def _known(integral: bool, edges: Any, nodes: Any) -> Any:
+    """The edge stream of a dataflow: with integer ids (``integral``) the
+    edges whose ends are both vertices of ``nodes`` (a ``node`` stream),
+    decided in the dataflow; with other ids ``edges`` as they are (only
+    the edges between vertices were numbered)."""
+    if not integral:
+        return edges
+    from timely.algorithms.edges import known_edges
+
+    return known_edges(edges, nodes)
 
 
 def _is_integral(data_type: Any) -> bool:
@@ -108,7 +134,9 @@ class Graph:
     def _numbers(self) -> tuple[Any, Any]:
         """``(vertices as (node, id), edges as (src, dst) numbers)``: the
         vertices numbered 0, 1, ... (ids as they are when integers), and
-        the edges between vertices in those numbers."""
+        the edges in those numbers: with integer ids every edge, cast to
+        long (the dataflow drops those with an end that is not a vertex,
+        :func:`_known`), else only the edges between vertices."""
         if self._numbered is not None:
             return self._numbered
         from pyspark.sql import functions as F
@@ -116,12 +144,7 @@ class Graph:
         if self._integral():
             nodes = self.vertices.select(F.col("id").cast("long").alias("node"),
                                          F.col("id"))
-            known = nodes.select("node")
-            edges = (self.edges.select(F.col("src").cast("long").alias("src"),
-                                       F.col("dst").cast("long").alias("dst"))
-                     .join(known.withColumnRenamed("node", "src"), "src", "left_semi")
-                     .join(known.withColumnRenamed("node", "dst"), "dst", "left_semi")
-                     .select("src", "dst"))
+            edges = self._cast(self.edges)
         else:
             spark = self.vertices.sparkSession
             ids = self.vertices.select("id").distinct()
@@ -135,30 +158,56 @@ class Graph:
         self._numbered = (nodes, edges)
         return self._numbered
 
+    def _options(self) -> dict[str, Any]:
+        """The keywords of every stage: the vertices and edges spread by a
+        hash of their rows (no sort of them, as dealing them out round
+        robin needs), unless ``run_options`` say otherwise."""
+        return {"spread": "hash", **self.run_options}
+
+    @staticmethod
+    def _cast(edges: Any) -> Any:
+        from pyspark.sql import functions as F
+
+        return edges.select(F.col("src").cast("long").alias("src"),
+                            F.col("dst").cast("long").alias("dst"))
+
+    def _named(self, frame: Any, column: str, name: str) -> Any:
+        """``frame`` with its vertex number ``column`` as the vertex id
+        ``name`` (dropping ``column``): integer ids are their numbers, cast
+        back to the vertices' type; other ids are joined in."""
+        from pyspark.sql import functions as F
+
+        id_type = self.vertices.schema["id"].dataType
+        if self._integral():
+            named = frame.withColumn(name, F.col(column).cast(id_type))
+            return named if name == column else named.drop(column)
+        nodes, _ = self._numbers()
+        ids = nodes.select(F.col("node").alias(column), F.col("id").alias(f"__{name}"))
+        return frame.join(ids, column).drop(column).withColumnRenamed(f"__{name}", name)
+
     def _vertex_result(self, algorithm: Callable[[Any, Any], Any],
                        columns: dict[str, str]) -> Any:
         """The vertices with ``columns`` (result column -> Spark type) of
         ``algorithm(edges, nodes)``, a dataflow over the edge and node
         streams giving Batches of ``node`` and those columns."""
-        from pyspark.sql import functions as F
-
         from timely.spark.stage import run
 
         nodes, edges = self._numbers()
         schema = "node long, " + ", ".join(f"{name} {kind}" for name, kind in columns.items())
+        integral = self._integral()
 
         def dataflow(streams: dict[str, Any]) -> Any:
-            return algorithm(streams["edges"], streams["nodes"])
+            return algorithm(_known(integral, streams["edges"], streams["nodes"]),
+                             streams["nodes"])
 
-        result = run({"edges": edges, "nodes": nodes.select("node")}, dataflow, schema,
-                     workers=self.workers, **self.run_options)
-        labelled = result.join(nodes, "node").drop("node")
+        # The vertices first: most edges then find both ends named as they come.
+        result = run({"nodes": nodes.select("node"), "edges": edges}, dataflow, schema,
+                     workers=self.workers, **self._options())
+        labelled = self._named(result, "node", "id")
         for name in columns:
             if name in ("component", "label") and not self._integral():
                 # a component or label is a vertex: named by its id
-                ids = nodes.select(F.col("node").alias(name), F.col("id").alias(f"__{name}"))
-                labelled = (labelled.join(ids, name).drop(name)
-                            .withColumnRenamed(f"__{name}", name))
+                labelled = self._named(labelled, name, name)
         return self.vertices.join(labelled, "id", "left")
 
     # -- GraphFrames' methods ---------------------------------------------------------------
@@ -245,15 +294,16 @@ class Graph:
                                        f"id {id_type.simpleString()}")
                  .join(nodes, "id").select("node").distinct())
 
-        def dataflow(streams: dict[str, Any]) -> Any:
-            return shortest_paths(streams["edges"], streams["landmarks"], streams["nodes"])
+        integral = self._integral()
 
-        pairs = run({"edges": edges, "nodes": nodes.select("node"), "landmarks": marks},
+        def dataflow(streams: dict[str, Any]) -> Any:
+            return shortest_paths(_known(integral, streams["edges"], streams["nodes"]),
+                                  streams["landmarks"], streams["nodes"])
+
+        pairs = run({"nodes": nodes.select("node"), "landmarks": marks, "edges": edges},
                     dataflow, "node long, landmark long, distance long", workers=self.workers,
-                    **self.run_options)
-        named = (pairs.join(nodes, "node")
-                 .join(nodes.select(F.col("node").alias("landmark"),
-                                    F.col("id").alias("landmark_id")), "landmark")
+                    **self._options())
+        named = (self._named(self._named(pairs, "node", "id"), "landmark", "landmark_id")
                  .groupBy("id").agg(F.map_from_entries(F.collect_list(F.struct(
                      "landmark_id", F.col("distance").cast("int")))).alias("distances")))
         empty = F.create_map().cast(MapType(id_type, IntegerType(), False))
@@ -282,19 +332,31 @@ class Graph:
         if type(maxPathLength) is not int or maxPathLength < 0:
             raise SparkSchemaError(f"maxPathLength is an int >= 0, not {maxPathLength!r}")
         nodes, numbered = self._numbers()
-        with_numbers = self.vertices.join(nodes, "id")
+        integral = self._integral()
+        if integral:
+            with_numbers = self.vertices.withColumn("node", F.col("id").cast("long"))
+        else:
+            with_numbers = self.vertices.join(nodes, "id")
         starts = with_numbers.where(fromExpr).select("node")
         ends = with_numbers.where(toExpr).select("node")
         if edgeFilter is not None:
             kept = self.edges.where(edgeFilter)
-            by_src = nodes.select(F.col("id").alias("src"), F.col("node").alias("s"))
-            by_dst = nodes.select(F.col("id").alias("dst"), F.col("node").alias("d"))
-            numbered = (kept.select("src", "dst").join(by_src, "src").join(by_dst, "dst")
-                        .select(F.col("s").alias("src"), F.col("d").alias("dst")))
+            if integral:
+                numbered = self._cast(kept)
+            else:
+                by_src = nodes.select(F.col("id").alias("src"), F.col("node").alias("s"))
+                by_dst = nodes.select(F.col("id").alias("dst"), F.col("node").alias("d"))
+                numbered = (kept.select("src", "dst").join(by_src, "src").join(by_dst, "dst")
+                            .select(F.col("s").alias("src"), F.col("d").alias("dst")))
+        inputs = {"from": starts, "to": ends, "edges": numbered}
+        if integral:
+            inputs = {"nodes": nodes.select("node"), **inputs}
 
         def dataflow(streams: dict[str, Any]) -> Any:
-            paths = bfs_paths(streams["edges"], streams["from"], streams["to"],
-                              max_length=maxPathLength)
+            edges = streams["edges"]
+            if integral:
+                edges = _known(integral, edges, streams["nodes"])
+            paths = bfs_paths(edges, streams["from"], streams["to"], max_length=maxPathLength)
 
             def steps(b: Batch) -> Batch:
                 hops = [n for n in b.names if n.startswith("v")]
@@ -308,12 +370,15 @@ class Graph:
 
             return paths.map_batch(steps)
 
-        rows = run({"edges": numbered, "from": starts, "to": ends}, dataflow,
-                   "path long, step long, node long", workers=self.workers,
-                   **self.run_options).cache()
-        found = rows.agg(F.max("step")).collect()[0][0]
+        rows = run(inputs, dataflow, "path long, step long, node long", workers=self.workers,
+                   **self._options()).cache()
+        found, count = rows.agg(F.max("step"), F.count(F.lit(1))).collect()[0]
         vertex = F.struct(*[F.col(c) for c in self.vertices.columns])
-        named = rows.join(nodes, "node").join(self.vertices, "id").select(
+        # Few paths (as a search between a few vertices finds) are sent to
+        # every task, so that the vertices and the edges are read where
+        # they are instead of shuffled to meet them.
+        few = F.broadcast if count <= _BROADCAST_ROWS else (lambda frame: frame)
+        named = self.vertices.join(few(self._named(rows, "node", "id")), "id").select(
             "path", "step", "id", vertex.alias("vertex"))
         length = -1 if found is None else int(found)
         if length < 0:
@@ -331,7 +396,7 @@ class Graph:
         for k in range(length):
             step = edges.select(F.col("src").alias(f"id{k}"), F.col("dst").alias(f"id{k + 1}"),
                                 edge.alias(f"e{k}"))
-            paths = paths.join(step, [f"id{k}", f"id{k + 1}"])
+            paths = step.join(few(paths), [f"id{k}", f"id{k + 1}"])
             columns.append(F.col(f"e{k}"))
             if k + 1 < length:
                 columns.append(F.col(f"v{k + 1}"))
