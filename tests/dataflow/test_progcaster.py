@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from tests.progress.strategies import examples
 from timely.communication import codec
-from timely.communication.threads import ThreadGroupAllocator, ThreadGroup
+from timely.communication.threads import ThreadGroup, ThreadGroupAllocator
 from timely.dataflow.progcaster import Progcaster
-from timely.errors import DataflowError, FrameError
-from timely.progress import ChangeBatch
+from timely.errors import DataflowError, FrameError, GraphError
+from timely.progress import Builder, ChangeBatch
 from timely.worker import Worker
 
 FINGERPRINT = "0123456789abcdef" + "0" * 24
@@ -121,3 +121,33 @@ def test_a_worker_that_built_another_dataflow_is_named():
     theirs = encoded([((0, 0), 1)], sender=1, digest=int("f" * 16, 16))
     with pytest.raises(DataflowError, match="worker 1 built a different dataflow"):
         received(mine, theirs)
+
+
+def test_a_batch_with_a_routed_code_outside_the_scope_records_nothing():
+    """With a mirrored tracker, a batch is read from the receiver's side as
+    it arrives; a code outside the scope refuses the whole batch."""
+    b = Builder(arity=1)
+    b.add_node(0, 0, 0, [])
+    b.add_node(1, 0, 1, [])
+    b.add_node(2, 1, 0, [[]])
+    b.add_edge((1, 0), (2, 0))
+    b.add_mirror(1, 3)
+    b.add_mirror(2, 4, [0])
+    b.add_edge((3, 0), (4, 0))
+    b.add_edge((3, 0), (2, 0))
+    b.add_edge((1, 0), (4, 0))
+    tracker, _ = b.build()
+    tracker.set_worker(0, 2)
+    caster = channels(2)[0]
+    caster.tracker = tracker
+    # the first code (the split input, bound for worker 1) is known; the
+    # second names a shadow that does not exist
+    locations = 4         # two inputs (nodes 2 and 4), two outputs (nodes 1 and 3)
+    good, bad = locations + 1, locations + 2
+    caster.puller.queue.append(encoded([((good, 7), 1), ((bad, 7), 1)], sender=1))
+    into = ChangeBatch(arity=2)
+    with pytest.raises(GraphError, match="routed codes"):
+        caster.recv(into)
+    assert not into
+    assert received(caster, encoded([((good, 7), 1)], sender=1, sequence=1)) == [
+        ((tracker.mirror(tracker.target_location(2, 0)), 7), 1)]

@@ -171,7 +171,13 @@ cdef class Progcaster:
         memcpy(&into.diffs[into.len], p + HEADER + count * width * 8, count * 8)
         into.len += count
         if self.tracker is not None:
-            self.tracker.localize(into, start, sender)
+            try:
+                self.tracker.localize(into, start, sender)
+            except BaseException:
+                into.len = start           # nothing of a refused batch stays
+                if into.clean > start:
+                    into.clean = start
+                raise
         return 0
 
     def describe(self, message):
