@@ -7,11 +7,14 @@ fixpoint round by round."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.progress.strategies import examples
 from tests.reference import graph as reference
 from timely.algorithms._graph import (
     Adjacency,
@@ -25,6 +28,7 @@ from timely.algorithms._graph import (
     tally,
     vertex_hash,
 )
+from timely.algorithms.pagerank import _exact_parts
 
 I64 = np.int64
 
@@ -331,3 +335,15 @@ def test_least_values_refuse_what_another_worker_owns():
     with pytest.raises(ValueError):
         LeastValues(0, 1, weighted=True).absorb(np.array([0], dtype=I64),
                                                  np.array([1], dtype=I64))
+
+
+@settings(max_examples=examples(0.2), deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300,
+                          max_value=1e300), max_size=40), st.integers(1, 5))
+def test_pagerank_sums_from_exact_parts_round_as_the_whole_sum(values, pieces):
+    """The dangling rank and the teleport count are added from each
+    message's exact parts: whatever the split into messages, the parts'
+    correctly rounded sum is that of all the values."""
+    split = [values[i::pieces] for i in range(pieces)]
+    parts = [p for piece in split for p in _exact_parts(np.array(piece, dtype=np.float64))]
+    assert math.fsum(parts) == math.fsum(values)

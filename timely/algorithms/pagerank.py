@@ -31,7 +31,8 @@ ranks are the same, bit for bit, at any worker count.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -201,13 +202,39 @@ def _pagerank(edges, iterations: int | None = 20, *, damping: float = 0.85,
     return latest(ranks, "node", "rank")
 
 
+def _exact_parts(values: np.ndarray) -> list[float]:
+    """Floats whose exact sum is the exact sum of ``values`` (a few of them:
+    each ``math.fsum`` takes the correctly rounded rest of what the earlier
+    ones left, until nothing is left), so that a sum of parts from many
+    workers rounds as the sum of all their values would."""
+    items = values.tolist()
+    parts: list[float] = []
+    while True:
+        part = math.fsum(items)
+        if part == 0.0:
+            return parts
+        parts.append(part)
+        items.append(-part)
+
+
+def _parts_of(batch: Batch, columns: tuple[str, ...]) -> Batch:
+    """One message's rows as the exact parts of each column's sum (padded
+    with zeros), all under one ``total`` key."""
+    parts = [_exact_parts(np.asarray(batch[c], dtype=np.float64)) for c in columns]
+    # A message with rows keeps one (its sums may be exact zeros).
+    width = max([len(p) for p in parts] + [1 if len(batch) else 0])
+    return Batch({**{c: np.array(p + [0.0] * (width - len(p))) for c, p in zip(columns, parts)},
+                  "total": np.zeros(width, dtype=np.int64)})
+
+
 def _totals(stream: Stream[Batch], columns: tuple[str, ...], name: str) -> Stream[Batch]:
     """Per complete time, one row with the sum of each float column of
     ``columns`` over every worker's rows, correctly rounded (``math.fsum``,
-    so independent of the order of the rows), sent to every worker. A time
-    without rows has no row."""
-    keyed = stream.map_batch(
-        lambda b: b.select(columns).with_columns(total=np.zeros(len(b), dtype=np.int64)))
+    so independent of the order of the rows), sent to every worker. Each
+    message is first reduced where it is to the exact parts of its sums,
+    so only those cross to the worker that adds them. A time without rows
+    has no row."""
+    keyed = stream.map_batch(lambda b: _parts_of(b, columns))
 
     def total(rows: Batch) -> Batch:
         return Batch({c: np.array([math.fsum(rows[c].tolist())]) for c in columns})
