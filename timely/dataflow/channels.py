@@ -22,7 +22,7 @@ from timely.container import ArrowColumn, Batch, StringColumn
 from timely.container.batch import is_masked
 from timely.container.routing import (partition_records, route, route_nullable, split_columns,
                                       split_records, stable_hash)
-from timely.dataflow._channels import Counter, PipelinePusher
+from timely.dataflow._channels import Counter, PipelinePusher, RoutedCounter
 from timely.errors import RouteError
 
 __all__ = ["Addressed", "Broadcast", "Counter", "Exchange", "Pact", "Pipeline",
@@ -246,6 +246,12 @@ class ExchangePusher:
     def done(self) -> None:
         for p in self.pushers:
             p.done()
+
+    def count_by_destination(self, routed) -> None:
+        """From now on, counts the records sent to each worker at each time
+        into ``routed`` (a ChangeBatch of rows ``(worker, time...)``): what
+        a scope reports for an exchange into an input read per worker copy."""
+        self.pushers = [RoutedCounter(p, j, routed) for j, p in enumerate(self.pushers)]
 
 
 _ROUTABLE_KINDS = frozenset("iubfmMSU")        # dtype kinds whose every row routes

@@ -18,9 +18,8 @@ import functools
 from typing import TYPE_CHECKING
 
 from timely.dataflow._activate import Activations, ChildActivator, Schedulable
-from timely.dataflow._channels import RoutedCounter
 from timely.dataflow._subgraph import ScopeRound
-from timely.dataflow.channels import Exchange, Pipeline
+from timely.dataflow.channels import Exchange, ExchangePusher, Pipeline
 from timely.progress import ChangeBatch
 from timely.progress.subgraph import SubgraphProgress
 
@@ -105,10 +104,9 @@ class Subgraph(SubgraphProgress):
     def channel_kind(self, edge) -> str:
         pact, pusher = self.edge_channels.get(edge, (None, None))
         if type(pact) is Exchange:
-            # Counted by destination through its pushers, one per worker.
-            inner = getattr(pusher, "pushers", None)
-            return "exchange" if type(inner) is list and len(inner) == self.worker.peers \
-                else "other"
+            # Counted by destination where its pusher can (one per worker).
+            return "exchange" if isinstance(pusher, ExchangePusher) and \
+                pusher.peers == self.worker.peers else "other"
         if type(pact) is Pipeline:
             return "pipeline"
         return "other"
@@ -128,7 +126,7 @@ class Subgraph(SubgraphProgress):
             if (edge[2], edge[3]) not in split or type(pact) is not Exchange:
                 continue
             routed = ChangeBatch(arity=self.arity + 1)
-            pusher.pushers = [RoutedCounter(p, j, routed) for j, p in enumerate(pusher.pushers)]
+            pusher.count_by_destination(routed)
             self.tracker.route_counts((edge[0], edge[1]), (edge[2], edge[3]), routed)
         self.progcaster.tracker = self.tracker
 
