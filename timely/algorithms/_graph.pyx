@@ -485,6 +485,7 @@ cdef extern from *:
 
 
 @cython.final
+@cython.overflowcheck(False)  # offsets from the least id wrap modulo 2**64 on purpose
 cdef class SortedIds:
     """Distinct int64 ids in increasing order, each known by its position
     (``0..len - 1``, an int32), found in O(1) with one of two indexes, each
@@ -1636,6 +1637,7 @@ cdef void _clear(Cells *cells) noexcept nogil:
     cells.cap = 0
 
 
+@cython.overflowcheck(False)  # the product wraps modulo 2**64 on purpose
 cdef inline Py_ssize_t _slot(uint64_t mixed, Py_ssize_t slots) noexcept nogil:
     # The workers take the mix modulo their number; the table takes the high
     # bits of another product, so ids owned by one worker still spread, and
