@@ -44,11 +44,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from timely.algorithms.edges import both_ways, edge_ends, node_ids, per_key
+from timely.algorithms._graph import LocalIds
+from timely.algorithms.edges import both_ways, by_vertex, edge_ends, node_ids
 from timely.algorithms.ids import Ids, VertexIds
-from timely.algorithms.propagation import check_weights, least_values
+from timely.algorithms.propagation import (
+    check_weights,
+    each_time,
+    least_values,
+    outer_done,
+    outer_time,
+)
 from timely.container import Batch
-from timely.dataflow.operators.relational import join
+from timely.dataflow.channels import Exchange, Pipeline
+from timely.dataflow.operators.relational import at_complete_times, join
 from timely.errors import ColumnarError
 
 if TYPE_CHECKING:
@@ -246,21 +254,6 @@ def _nearest_targets(rows: Batch, max_length: int | None) -> Batch | None:
     return Batch(node=rows["node"][nearest], layer=distance[nearest])
 
 
-def _steps(rows: Batch) -> list[int]:
-    """The numbers ``i`` of the columns ``s<i>`` of ``rows``, in order."""
-    return sorted(int(c[1:]) for c in rows.names if c[:1] == "s" and c[1:].isdigit())
-
-
-def _sorted_paths(rows: Batch) -> Batch:
-    """The complete paths of ``rows`` (head ``node``, then ``s1``, ``s2``,
-    ...) as columns ``v0``, ``v1``, ..., rows in lexicographic order."""
-    steps = _steps(rows)
-    columns = [np.asarray(rows["node"], dtype=np.int64)]
-    columns += [np.asarray(rows[f"s{i}"], dtype=np.int64) for i in steps]
-    order = np.lexsort(columns[::-1])
-    return Batch({f"v{i}": c[order] for i, c in enumerate(columns)})
-
-
 def bfs_paths(edges: Stream[Batch], from_nodes: Stream[Batch], to_nodes: Stream[Batch], *,
               directed: bool = True, max_length: int | None = None, src: str = "src",
               dst: str = "dst", ids: Ids = "int64") -> Stream[Batch]:
@@ -280,12 +273,18 @@ def bfs_paths(edges: Stream[Batch], from_nodes: Stream[Batch], to_nodes: Stream[
     each edge both ways.
 
     A breadth-first search from ``from_nodes`` (:func:`~timely.algorithms.bfs`)
-    gives each vertex its distance; the edges from distance ``k`` to ``k +
-    1`` form the graph of shortest paths, which an ``iterative()`` loop
-    walks back from the nearest targets, one edge per round, extending each
-    partial path by every predecessor. Work: the search, then one row per
-    partial path and round (the number of shortest paths can grow
-    exponentially with ``L``); the complete paths are sorted on one worker.
+    gives each vertex its distance, and the nearest targets their layer
+    ``L``. Each worker keeps the arcs out of its own vertices whose source
+    lies below ``L``, grouped by the source's distance (16 bytes an arc
+    kept, the arc Batches let go as they are read). An ``iterative()``
+    loop then walks back from the targets one layer a round: the heads of
+    a round (broadcast: each is a vertex of some shortest path, so they
+    are never more than the output's vertices) pick out, on every worker,
+    the arcs into them from the layer below, whose sources are the next
+    round's heads. Those arcs, each on some shortest path, go to worker 0,
+    which enumerates and sorts the paths. Work: the search, one pass over
+    the arcs, then per round a binary search per arc of its layer; memory
+    per worker: its share of the arcs, once.
 
     ``ids``: ``"int64"`` (default) or ``"string"`` (text ids, numbered in
     sorted order by :mod:`~timely.algorithms.ids`): the id columns are
@@ -308,26 +307,138 @@ def _bfs_paths(edges: Stream[Batch], from_nodes: Stream[Batch], to_nodes: Stream
     arcs = _arcs(edges, directed, src, dst)
     distance = _bfs(arcs, _named(from_nodes))
     reached = join(distance, _named(to_nodes), on="node")
-    nearest = per_key(
-        reached.map_batch(lambda b: b.with_columns(gather=np.zeros(len(b), np.int64))),
-        "gather", lambda rows: _nearest_targets(rows, max_length), "NearestTargets")
-    tail = join(arcs.distinct(["src", "dst"]),
-                distance.map_batch(lambda b: Batch(src=b["node"], tail=b["distance"])), on="src")
-    layered = join(tail, distance.map_batch(lambda b: Batch(dst=b["node"], head=b["distance"])),
-                   on="dst").filter_batch(lambda b: b["head"] == b["tail"] + 1)
-    shortest = layered.map_batch(lambda b: Batch(dst=b["dst"], src=b["src"]))
-
-    def extended(b: Batch) -> Batch:
-        columns = {f"s{i + 1}": b[f"s{i}"] for i in _steps(b)}
-        return Batch({"node": b["src"], "layer": b["layer"] - 1, "s1": b["node"], **columns})
-
+    nearest = each_time(reached, _TO_FIRST, lambda rows: _nearest_targets(rows, max_length),
+                        "NearestTargets")
     with edges.scope.iterative() as inner:
         handle, loop = inner.feedback(1)
-        partial = nearest.enter(inner).concat(loop)
-        join(partial.filter_batch(lambda b: b["layer"] > 0), shortest.enter(inner),
-             left_on="node", right_on="dst", persist="right").map_batch(
-                 extended).connect_loop(handle)
-        complete = partial.filter_batch(lambda b: b["layer"] == 0).leave()
-    return per_key(
-        complete.map_batch(lambda b: b.with_columns(gather=np.zeros(len(b), np.int64))),
-        "gather", _sorted_paths, "BfsPaths")
+        heads = nearest.enter(inner).concat(loop).broadcast()
+        found, onward = _walk_back(arcs.enter(inner), distance.enter(inner), heads)
+        onward.connect_loop(handle)
+        steps = found.leave()
+    return at_complete_times("BfsPaths", [(nearest, _TO_FIRST), (steps, _TO_FIRST)],
+                             lambda cap, rows: _enumerated(*rows))
+
+
+def _first(batch: Batch) -> np.ndarray:
+    return np.zeros(len(batch), dtype=np.int64)
+
+
+_TO_FIRST = Exchange(batch=_first)      # every row to worker 0
+
+
+class _Layers:
+    """One worker's arcs out of the vertices it owns that may lie on a
+    shortest path: those whose source is at a distance below the targets',
+    grouped by that distance (their layer), as int64 ``heads`` (the arcs'
+    targets) and ``tails`` (their sources) with ``starts[k]`` the first arc
+    of layer ``k``. Made from the arc Batches, each let go once read; 16
+    bytes an arc kept, and a byte or two per arc read while it is made."""
+
+    def __init__(self, arcs: list[Batch], distances: list[Batch], limit: int) -> None:
+        nodes = [np.ascontiguousarray(d["node"], dtype=np.int64) for d in distances]
+        owned = LocalIds()
+        owned.insert(np.concatenate(nodes) if nodes else np.zeros(0, dtype=np.int64))
+        depth = np.concatenate([np.asarray(d["distance"], dtype=np.int64) for d in distances]
+                               ) if distances else np.zeros(0, dtype=np.int64)
+        # A layer per arc, `limit` where the arc is dropped; the narrowest
+        # unsigned type sorts by counting.
+        kind = np.uint8 if limit < 1 << 8 else np.uint16 if limit < 1 << 16 else np.int64
+        depth = np.minimum(depth, limit).astype(kind)
+        layers = []
+        depth = np.append(depth, kind(limit))        # where a source is not owned
+        for batch in arcs:
+            at = owned.lookup(np.ascontiguousarray(batch["src"], dtype=np.int64))
+            layers.append(depth[at])                # -1 reads the appended cell
+        counts = np.bincount(np.concatenate(layers) if layers else np.zeros(0, kind),
+                             minlength=limit + 1)[:limit]
+        self.starts = np.zeros(limit + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.starts[1:])
+        total = int(self.starts[-1])
+        self.heads = np.empty(total, dtype=np.int64)
+        self.tails = np.empty(total, dtype=np.int64)
+        cursor = self.starts[:-1].copy()
+        while arcs:
+            batch, layer = arcs.pop(0), layers.pop(0)
+            kept = np.flatnonzero(layer < limit)
+            layer = layer[kept]
+            order = np.argsort(layer, kind="stable")
+            layer = layer[order]
+            kept = kept[order]
+            first = np.searchsorted(layer, np.arange(limit, dtype=kind))
+            at = cursor[layer] + np.arange(len(layer)) - first[layer]
+            self.heads[at] = np.asarray(batch["dst"], dtype=np.int64)[kept]
+            self.tails[at] = np.asarray(batch["src"], dtype=np.int64)[kept]
+            cursor += np.bincount(layer, minlength=limit)[:limit]
+
+    def into(self, heads: np.ndarray, layer: int) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct arcs ``(tail, head)`` of layer ``layer - 1`` into
+        the sorted distinct ``heads``."""
+        lo, hi = self.starts[layer - 1], self.starts[layer]
+        targets = self.heads[lo:hi]
+        at = np.minimum(np.searchsorted(heads, targets), max(len(heads) - 1, 0))
+        hit = np.flatnonzero(heads[at] == targets) if len(heads) else np.zeros(0, np.int64)
+        pairs = np.unique(np.stack([self.tails[lo:hi][hit], targets[hit]], axis=1), axis=0)
+        return pairs[:, 0], pairs[:, 1]
+
+
+def _walk_back(arcs: Stream[Batch], distance: Stream[Batch], heads: Stream[Batch]
+               ) -> list[Stream[Batch]]:
+    """Inside the loop: per outer time, from the nearest targets (``heads``
+    at its first round, one layer a round after) back to the sources, each
+    worker the arcs out of its own vertices. Outputs: the arcs of the
+    shortest paths, ``(tail, head, layer)`` with ``layer`` the tail's
+    distance; and the next round's heads, the tails of this round's arcs
+    (every worker sees them all: they are broadcast), until the sources."""
+    tables: dict = {}               # outer time -> _Layers of its arcs
+
+    def step(cap, rows):
+        arc_rows, distance_rows, head_rows = rows
+        outer = outer_time(cap.time)
+        if not head_rows:           # no target reached: nothing to walk
+            arc_rows.clear()
+            return None
+        head = Batch.concat(head_rows) if len(head_rows) > 1 else head_rows[0]
+        layer = int(head["layer"][0])
+        if outer not in tables:
+            if layer == 0:          # the paths are the targets themselves
+                arc_rows.clear()
+                return None
+            tables[outer] = _Layers(arc_rows, distance_rows, layer)
+        tails, targets = tables[outer].into(np.unique(head["node"]), layer)
+        if layer == 1:
+            del tables[outer]
+        found = Batch(tail=tails, head=targets, layer=np.full(len(tails), layer - 1, np.int64))
+        onward = Batch(node=np.unique(tails), layer=np.full(len(np.unique(tails)), layer - 1,
+                                                             np.int64))
+        return [(0, found)] + ([(1, onward)] if layer > 1 else [])
+
+    def forget(frontiers) -> None:
+        for outer in [o for o in tables if outer_done(o, frontiers)]:
+            del tables[outer]
+
+    return at_complete_times("WalkBack", [(arcs, by_vertex("src")), (distance, by_vertex("node")),
+                                          (heads, Pipeline())],
+                             step, whole=False, outputs=2, after=forget)
+
+
+def _enumerated(nearest: Batch | None, arcs: Batch | None) -> Batch | None:
+    """Every path from the layer-0 vertices to the targets ``nearest``
+    along ``arcs`` (``(tail, head, layer)``, distinct): columns ``v0``,
+    ``v1``, ..., rows in lexicographic order."""
+    if nearest is None:
+        return None
+    columns = [np.sort(np.asarray(nearest["node"], dtype=np.int64))]
+    if arcs is not None:
+        layer = np.asarray(arcs["layer"])
+        for k in range(int(nearest["layer"][0]) - 1, -1, -1):
+            mine = np.flatnonzero(layer == k)
+            heads = np.asarray(arcs["head"])[mine]
+            order = np.argsort(heads, kind="stable")
+            heads, tails = heads[order], np.asarray(arcs["tail"])[mine][order]
+            lo = np.searchsorted(heads, columns[0], "left")
+            hi = np.searchsorted(heads, columns[0], "right")
+            path = np.repeat(np.arange(len(lo)), hi - lo)
+            within = np.arange(len(path)) - np.repeat(np.cumsum(hi - lo) - (hi - lo), hi - lo)
+            columns = [tails[np.repeat(lo, hi - lo) + within]] + [c[path] for c in columns]
+    order = np.lexsort(columns[::-1])
+    return Batch({f"v{i}": c[order] for i, c in enumerate(columns)})

@@ -72,8 +72,8 @@ from timely.progress import less_equal
 if TYPE_CHECKING:
     from timely.dataflow.stream import Stream
 
-__all__ = ["Growing", "each_time", "latest", "least_values", "loop_round", "lowest", "outer_time",
-           "pieces", "pushed", "reported", "stepped"]
+__all__ = ["Growing", "each_time", "latest", "least_values", "loop_round", "lowest", "outer_done",
+           "outer_time", "pieces", "pushed", "reported", "stepped"]
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -134,7 +134,7 @@ def _rows(data: Any, operator: str) -> Batch:
     return data
 
 
-def _outer_done(outer: tuple, frontiers) -> bool:
+def outer_done(outer: tuple, frontiers) -> bool:
     """No input can still bring a time of the outer time ``outer``."""
     return not any(less_equal(element[:-1], outer)
                    for frontier in frontiers for element in frontier.frontier())
@@ -306,7 +306,7 @@ def lowest(arcs: Stream[Batch], seeds: Stream[Batch] | None, loop: Stream[Batch]
             if job or not reports:
                 return
             outer = min(reports)
-            if _outer_done(outer, frontiers):
+            if outer_done(outer, frontiers):
                 job[:] = [changes_out, reports[outer], state.report, lambda: state.has_report,
                           outer]
                 send_some()
