@@ -143,7 +143,10 @@ class Worker:
     ``stall_warning`` seconds while this worker keeps stepping, the worker
     logs a warning (logger ``timely.worker``) naming what holds its
     frontiers back: each capability with its operator, time and the line
-    that created it, records nobody reads. :meth:`holds` answers the same at
+    that created it, records nobody reads. A peer on this host that was
+    awake at every look meanwhile (its park flag down: busy within a long
+    step, as a big graph's operators are) is computing, not stalled: the
+    warning then waits another period. :meth:`holds` answers the same at
     any moment. ``stall_warning=None`` turns the watch off; it costs one
     clock read per step.
 
@@ -171,7 +174,9 @@ class Worker:
                                      f"{type(worker_config).__name__}")
         self._config = worker_config if worker_config is not None else WorkerConfig()
         self._steps = 0
-        self._watch: dict[int, list[Any]] = {}                  # dataflow -> [changes seen, since, steps then, warned]
+        self._parks = 0
+        # dataflow -> [changes seen, since, steps then, warned, peers awake, parks then]
+        self._watch: dict[int, list[Any]] = {}
         self._watch_at = (_time.monotonic() + min(1.0, stall_warning / 4)
                           if stall_warning is not None else float("inf"))
         self.progress_mode = progress_mode
@@ -444,12 +449,22 @@ class Worker:
             return
         self._watch_at = now + min(1.0, limit / 4)
         watch = self._watch
+        awake = self.allocator.awake_peers()
         for identifier, root in self.dataflows.items():
             state = watch.get(identifier)
             if state is None or state[0] != root.changes:
-                watch[identifier] = [root.changes, now, self._steps, False]
-            elif (not state[3] and now - state[1] >= limit
-                  and self._steps - state[2] >= STALL_STEPS):
+                watch[identifier] = [root.changes, now, self._steps, False, awake, self._parks]
+                continue
+            state[4] = state[4] & awake         # awake at every look since
+            if (not state[3] and now - state[1] >= limit
+                    and self._steps - state[2] >= STALL_STEPS):
+                if state[4] and self._parks > state[5]:
+                    # This worker waited while a peer never parked: the peer
+                    # computes (a long step), no stall yet; watch another
+                    # period. Were both awake throughout, it would be a loop
+                    # that makes no progress: that is reported.
+                    state[1], state[2], state[4], state[5] = now, self._steps, awake, self._parks
+                    continue
                 state[3] = True
                 _report_stall(self._stall_text(root, now - state[1], self._steps - state[2]))
         for identifier in [i for i in watch if i not in self.dataflows]:
@@ -581,6 +596,7 @@ class Worker:
                 self.logger.park(wait)
             # What this worker sent goes before it sleeps.
             self.allocator.release()
+            self._parks += 1
             self.allocator.park(wait)
             if self.logger is not None:
                 self.logger.unpark()

@@ -191,6 +191,67 @@ def test_a_dataflow_that_progresses_is_not_reported(mode):
         assert messages == []
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_peer_busy_in_a_long_step_is_not_a_stall(workers):
+    """Worker 1 computes for several warning periods within one operator
+    call (as an operator over a big graph does); the others wait for it,
+    parked. Nobody is stalled, so nobody warns."""
+
+    def work(worker):
+        with Collect() as collect:
+            with worker.dataflow() as scope:
+                handle, stream = scope.new_input()
+
+                def compute(x):
+                    if worker.index == 1:
+                        until = time.monotonic() + 1.5
+                        while time.monotonic() < until:     # busy, never parked
+                            pass
+                    return x
+
+                probe = stream.exchange(lambda x: 1).map(compute).exchange(lambda x: 0).probe()
+            if worker.index == 0:
+                handle.send(7)
+            handle.close()
+            worker.step_while(lambda: not probe.done())
+        return collect.messages
+
+    assert timely.execute(work, workers=workers, stall_warning=0.3) == [[]] * workers
+
+
+def test_workers_looping_without_progress_are_reported():
+    """Every worker stays awake (an operator that activates itself each
+    time it runs and does nothing else) while an input holds its frontier:
+    nobody parks, and that is a stall, reported by every worker."""
+    from timely.dataflow.builder import OperatorBuilder
+
+    def work(worker):
+        with Collect() as collect:
+            with worker.dataflow() as scope:
+                handle, stream = scope.new_input()
+                b = OperatorBuilder("Restless", scope)
+                b.new_input(stream, Pipeline())
+
+                def build(caps, info):
+                    caps.clear()
+
+                    def run(frontiers):
+                        info.activator.activate()
+                    return run
+
+                b.build(build)
+                probe = stream.probe()
+            until = time.monotonic() + 1.5
+            while time.monotonic() < until:
+                worker.step_or_park(0.01)
+            handle.close()
+            worker.step_while(lambda: not probe.done())
+        return collect.messages
+
+    for messages in timely.execute(work, workers=2, stall_warning=0.3):
+        assert any("made no progress" in m for m in messages), messages
+
+
 def test_the_watch_can_be_turned_off_and_rejects_nonsense():
     def work(worker):
         with Collect() as collect:

@@ -113,6 +113,12 @@ class Allocator:
         """The peers that hold a full window of this worker's data."""
         return []
 
+    def awake_peers(self) -> frozenset:
+        """The peers on this host that are awake now (not parked nor about
+        to park: stepping, or busy within one step), as far as this worker
+        can tell; the others, and peers it cannot see, are left out."""
+        return frozenset()
+
     def drop_channels(self, identifiers) -> None:
         """Forgets channels whose operators are gone (a dropped dataflow):
         what they hold, and whatever still arrives for them, is discarded

@@ -221,6 +221,11 @@ class RingAllocator(BatchingAllocator):
         """Wakes this worker from :meth:`park`; callable from any thread."""
         self.bell.ring()
 
+    def awake_peers(self) -> frozenset:
+        """The peers sharing memory with this worker whose park flag is
+        down: awake (read with the flag's fence; a look, not a wait)."""
+        return frozenset(j for j, flag in self.peer_flags.items() if not flag.wanted())
+
     def close_links(self, timeout: float = 60.0) -> None:
         """Says goodbye to every linked worker, waits for theirs, then closes."""
         links = list(self.links.values())
