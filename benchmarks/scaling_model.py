@@ -32,8 +32,31 @@ W cores), memory bandwidth not the limit, the keys spread evenly over the
 workers. On a 2-core machine W = 3 is oversubscribed; take figures only on
 an idle machine.
 
+With ``--graphs``, the same kind of model for PageRank (10 iterations)
+and connected components (union-find, the default) over R-MAT graphs,
+fitted to each worker's CPU seconds (the harness of
+``benchmarks/test_inflation.py``: forked workers, the answers checked
+against the 1-worker run's) at W = 1, 2, 4 and 8 and two sizes ``m`` (CPU
+time, so that W above the cores still says what each worker costs):
+
+    S(W, m) = m * (a + x (W - 1) / W) + W * (e0 + e1 (W - 1))
+
+is the CPU of all workers together: ``a`` per edge wherever it is, ``x``
+per edge for what crosses to another worker, and per worker a cost that
+does not grow with the edges (the rounds' progress and their fixed
+work), growing by ``e1`` with each peer. ``a + x (W - 1) / W`` is fitted
+to the per-edge slopes between the two sizes, ``e0 + e1 (W - 1)`` to the
+intercepts (least squares over W). A run on W free cores takes the
+busiest worker's share, ``T(W) = b(W) S(W) / W`` with ``b`` the measured
+busiest-over-mean ratio (at W = 16 the W = 8 figure); the prediction is
+``S(1, m) / T(W, m)`` at ``m = 10^8`` (``--graph-edges``). Assumptions
+besides W free cores: the per-edge costs at 10^8 edges are those of the
+sizes measured (the graph's share per worker falls with W, so caches favour
+more workers, not fewer), and the rounds do not depend on W.
+
 Run: ``python benchmarks/scaling_model.py [--rounds 3] [--three]`` (prints
-Markdown tables and the load average).
+Markdown tables and the load average); ``--graphs [--sizes 1000000
+4000000]`` for the graph model.
 """
 
 from __future__ import annotations
@@ -104,8 +127,103 @@ def fmt(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
+GRAPH_ALGORITHMS = ("pagerank-10", "cc-union-find")
+GRAPH_WORKERS = (1, 2, 4, 8)
+
+
+def measure_graphs(sizes: tuple[int, int]) -> dict:
+    """Per algorithm, size and W: each worker's CPU seconds (the inflation
+    harness: forked workers, answers checked against the 1-worker run)."""
+    import harness
+    import numpy as np
+    import test_inflation as inflation
+
+    from timely.algorithms import rmat_edges
+
+    got: dict = {}
+    for m in sizes:
+        scale = (-(-2 * m // 5) - 1).bit_length()
+        src, dst = rmat_edges(scale, m, seed=1)
+        graph = {"src": src, "dst": dst,
+                 "weight": np.random.default_rng(1).random(m)}
+        inflation.NODES = 1 << scale
+        for name in GRAPH_ALGORITHMS:
+            single = None
+            for w in GRAPH_WORKERS:
+                run = inflation.run(name, w, graph)
+                if single is None:
+                    single = run
+                else:
+                    inflation.check_same(f"{name} at {w} workers", run.answer, single.answer)
+                got[name, m, w] = list(run.cpu_s)
+            harness.expect_equal(f"{name}: answered", [single.rows > 0], [True])
+    return got
+
+
+def fit_graphs(cpu: dict, sizes: tuple[int, int], name: str) -> dict:
+    """The model's constants for ``name`` from the measured CPU seconds."""
+    import numpy as np
+
+    small, large = sizes
+    ws = np.array(GRAPH_WORKERS, dtype=float)
+    total = {(m, w): sum(cpu[name, m, w]) for m in sizes for w in GRAPH_WORKERS}
+    slopes = np.array([(total[large, w] - total[small, w]) / (large - small)
+                       for w in GRAPH_WORKERS])
+    fixed = np.array([total[small, w] - slopes[i] * small for i, w in enumerate(GRAPH_WORKERS)])
+    (a, x), *_ = np.linalg.lstsq(np.stack([np.ones_like(ws), (ws - 1) / ws], axis=1), slopes,
+                                 rcond=None)
+    (e0, e1), *_ = np.linalg.lstsq(np.stack([ws, ws * (ws - 1)], axis=1), fixed, rcond=None)
+    balance = {w: max(cpu[name, large, w]) / (sum(cpu[name, large, w]) / w)
+               for w in GRAPH_WORKERS}
+    return {"a": a, "x": x, "e0": e0, "e1": e1, "balance": balance, "slopes": slopes,
+            "fixed": fixed}
+
+
+def graph_model(fit: dict, w: int, m: float) -> tuple[float, float]:
+    """``(S, T)``: all workers' CPU seconds and the run's seconds on W cores."""
+    total = m * (fit["a"] + fit["x"] * (w - 1) / w) + w * (fit["e0"] + fit["e1"] * (w - 1))
+    balance = fit["balance"].get(w, fit["balance"][max(GRAPH_WORKERS)])
+    return total, balance * total / w
+
+
+def graphs_main(sizes: tuple[int, int], target: int) -> int:
+    load_before = os.getloadavg()
+    cpu = measure_graphs(sizes)
+    load_after = os.getloadavg()
+    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
+          f"(on {os.cpu_count()} cores)\n")
+    for name in GRAPH_ALGORITHMS:
+        fit = fit_graphs(cpu, sizes, name)
+        print(f"**{name}**: a = {fit['a'] * 1e9:.0f} ns/edge, x = {fit['x'] * 1e9:.0f} "
+              f"ns/edge crossing, e0 = {fmt(fit['e0'])} + e1 = {fmt(fit['e1'])} per peer "
+              f"(per worker, fixed).\n")
+        print("| workers | edges | all workers' CPU, measured | model | busiest / mean |")
+        print("| --- | --- | --- | --- | --- |")
+        for m in sizes:
+            for w in GRAPH_WORKERS:
+                total, _ = graph_model(fit, w, m)
+                print(f"| {w} | {m:.0e} | {fmt(sum(cpu[name, m, w]))} | {fmt(total)} | "
+                      f"{max(cpu[name, m, w]) / (sum(cpu[name, m, w]) / w):.2f} |")
+        one, _ = graph_model(fit, 1, target)
+        print(f"\n| workers | edges | predicted seconds on W free cores | speed-up | "
+              f"speed-up / W |")
+        print("| --- | --- | --- | --- | --- |")
+        for w in (1, 2, 4, 8, 16):
+            _, seconds = graph_model(fit, w, target)
+            print(f"| {w} | {target:.0e} | {fmt(seconds)} | {one / seconds:.2f}x | "
+                  f"{one / seconds / w:.2f} |")
+        print()
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", action="store_true",
+                        help="the graph algorithms' model instead of the columnar one")
+    parser.add_argument("--sizes", type=int, nargs=2, default=(10**6, 4 * 10**6),
+                        help="the two graph sizes (edges) the graph model is fitted to")
+    parser.add_argument("--graph-edges", type=int, default=10**8,
+                        help="the graph size the graph model predicts for")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--small", type=int, default=10**6)
     parser.add_argument("--large", type=int, default=10**7)
@@ -114,6 +232,8 @@ def main(argv=None) -> int:
     parser.add_argument("--three", action="store_true",
                         help="also measure the per-epoch cost at 3 workers")
     args = parser.parse_args(argv)
+    if args.graphs:
+        return graphs_main(tuple(args.sizes), args.graph_edges)
     counts = (1, 2, 3) if args.three else (1, 2)
     load_before = os.getloadavg()
     m = measure(args.rounds, args.small, args.large, args.epochs, counts)
