@@ -106,8 +106,6 @@ cdef class LeastValues:
     cdef int _codes(self, const int64_t *keys, Py_ssize_t n, int32_t *out, int naming,
                     bint insert) except -1
     cdef int _rehash(self, Py_ssize_t slots) except -1
-    cdef int _own_room(self) except -1
-    cdef int _far_room(self) except -1
     cdef int _changed(self, int64_t c) except -1
     cdef int _name(self, int32_t vertex) except -1
     cdef int _merge(self) except -1

@@ -2056,6 +2056,21 @@ cdef object _cells_out(LeastValues self, Cells *cells, bint far, Py_ssize_t most
     return ids_a, slots_a, values_a
 
 
+cdef int _side_room(Py_ssize_t held, Py_ssize_t *cap, int64_t **ids, void **cells,
+                    unsigned char **flags, Py_ssize_t width) except -1:
+    # Room for one more vertex on one side of a LeastValues (owned or far):
+    # its id, `width` cells of 8 bytes and `width` flags; grows by doubling.
+    cdef Py_ssize_t grown
+    if held < cap[0]:
+        return 0
+    grown = max(512, 2 * cap[0])
+    ids[0] = <int64_t *>_block(ids[0], <size_t>grown * 8)
+    cells[0] = _block(cells[0], <size_t>(grown * width) * 8)
+    flags[0] = <unsigned char *>_block(flags[0], <size_t>(grown * width))
+    cap[0] = grown
+    return 0
+
+
 cdef class LeastValues:
     """One worker's part of a least-value fixpoint along weighted arcs:
     breadth-first and weighted distances, distances to landmarks, least
@@ -2159,28 +2174,6 @@ cdef class LeastValues:
         self.table, self.slots = table, slots
         return 0
 
-    cdef int _own_room(self) except -1:
-        cdef Py_ssize_t cap, w = self.width
-        if self.owned < self.own_cap:
-            return 0
-        cap = max(512, 2 * self.own_cap)
-        self.own_ids = <int64_t *>_block(self.own_ids, <size_t>cap * 8)
-        self.values = _block(self.values, <size_t>(cap * w) * 8)
-        self.flags = <unsigned char *>_block(self.flags, <size_t>(cap * w))
-        self.own_cap = cap
-        return 0
-
-    cdef int _far_room(self) except -1:
-        cdef Py_ssize_t cap, w = self.width
-        if self.far < self.far_cap:
-            return 0
-        cap = max(512, 2 * self.far_cap)
-        self.far_ids = <int64_t *>_block(self.far_ids, <size_t>cap * 8)
-        self.sent = _block(self.sent, <size_t>(cap * w) * 8)
-        self.far_flags = <unsigned char *>_block(self.far_flags, <size_t>(cap * w))
-        self.far_cap = cap
-        return 0
-
     cdef int32_t _code(self, int64_t key, uint64_t mixed, bint insert) except -2147483648:
         """The code of ``key`` (whose mix is ``mixed``; -1 when not held),
         numbering it if ``insert``."""
@@ -2206,7 +2199,7 @@ cdef class LeastValues:
             self._rehash(min(2 * held + 64, <Py_ssize_t>0xFFFFFFFF))
             return self._code(key, mixed, True)
         if <Py_ssize_t>(mixed % <uint64_t>self.peers) == self.index:
-            self._own_room()
+            _side_room(self.owned, &self.own_cap, &self.own_ids, &self.values, &self.flags, w)
             code = <int32_t>self.owned
             self.own_ids[code] = key
             if self.floating:
@@ -2216,7 +2209,7 @@ cdef class LeastValues:
             memset(self.flags + code * w, 0, <size_t>w)
             self.owned += 1
         else:
-            self._far_room()
+            _side_room(self.far, &self.far_cap, &self.far_ids, &self.sent, &self.far_flags, w)
             c = self.far
             self.far_ids[c] = key
             if self.floating:
