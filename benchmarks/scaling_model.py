@@ -135,7 +135,6 @@ def measure_graphs(sizes: tuple[int, int]) -> dict:
     """Per algorithm, size and W: each worker's CPU seconds (the inflation
     harness: forked workers, answers checked against the 1-worker run)."""
     import harness
-    import numpy as np
     import test_inflation as inflation
 
     from timely.algorithms import rmat_edges
@@ -144,8 +143,7 @@ def measure_graphs(sizes: tuple[int, int]) -> dict:
     for m in sizes:
         scale = (-(-2 * m // 5) - 1).bit_length()
         src, dst = rmat_edges(scale, m, seed=1)
-        graph = {"src": src, "dst": dst,
-                 "weight": np.random.default_rng(1).random(m)}
+        graph = {"src": src, "dst": dst}
         inflation.NODES = 1 << scale
         for name in GRAPH_ALGORITHMS:
             single = None
@@ -205,8 +203,8 @@ def graphs_main(sizes: tuple[int, int], target: int) -> int:
                 print(f"| {w} | {m:.0e} | {fmt(sum(cpu[name, m, w]))} | {fmt(total)} | "
                       f"{max(cpu[name, m, w]) / (sum(cpu[name, m, w]) / w):.2f} |")
         one, _ = graph_model(fit, 1, target)
-        print(f"\n| workers | edges | predicted seconds on W free cores | speed-up | "
-              f"speed-up / W |")
+        print("\n| workers | edges | predicted seconds on W free cores | speed-up | "
+              "speed-up / W |")
         print("| --- | --- | --- | --- | --- |")
         for w in (1, 2, 4, 8, 16):
             _, seconds = graph_model(fit, w, target)
