@@ -28,8 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.progress.strategies import Graph, examples, graphs
-from tests.progress.test_reachability import bumped
-from tests.reference import reachability as ref
+from tests.progress.test_reachability import bumped, produced
 from tests.reference.timestamp import coords, minimum, sort_key
 from timely.errors import GraphError
 from timely.progress import Builder, ChangeBatch, SharedProgress
@@ -157,13 +156,9 @@ class Simulation:
         self.inflight[(target, w, t)] -= 1
         shared = self.workers[w].shared[node]
         shared.consumeds[port].update(t, 1)
-        for o, cell in enumerate(self.g.summaries[node][port]):
-            if produce and cell and self.draw(st.booleans()):
-                reached = ref.PathSummary(self.draw(st.sampled_from(cell))).results_in(t)
-                if reached is not None:
-                    new = bumped(self.data, reached)
-                    self.caps[w][((node, o), new)] += 1
-                    shared.internals[o].update(new, 1)
+        for o, new in produced(self.data, self.g.summaries, node, port, t) if produce else ():
+            self.caps[w][((node, o), new)] += 1
+            shared.internals[o].update(new, 1)
         self.broadcast(w, node)
 
     def act(self, w):

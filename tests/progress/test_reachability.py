@@ -391,6 +391,19 @@ def bumped(data, t, strict=False):
     return out
 
 
+def produced(data, summaries, node, port, t):
+    """Where consuming a record at input ``port`` of ``node`` at ``t``
+    produces: ``(output, time)`` pairs, some of those the summaries allow
+    (drawn), each time bumped."""
+    out = []
+    for o, cell in enumerate(summaries[node][port]):
+        if cell and data.draw(st.booleans()):
+            reached = ref.PathSummary(data.draw(st.sampled_from(cell))).results_in(t)
+            if reached is not None:
+                out.append((o, bumped(data, reached)))
+    return out
+
+
 class Simulation:
     """Workers that hold capabilities and exchange messages as timely operators do, and
     send their progress batches FIFO to a tracker that sees arbitrary prefixes.
@@ -447,13 +460,9 @@ class Simulation:
         (node, port), t = target, _ = self.draw(st.sampled_from(messages))
         self.inflight[(target, t)] -= 1
         batch = [(TARGET, target, t, -1)]
-        for o, cell in enumerate(self.g.summaries[node][port]):
-            if produce and cell and self.draw(st.booleans()):
-                reached = ref.PathSummary(self.draw(st.sampled_from(cell))).results_in(t)
-                if reached is not None:
-                    new = bumped(self.data, reached)
-                    self.caps[w][((node, o), new)] += 1
-                    batch.append((SOURCE, (node, o), new, 1))
+        for o, new in produced(self.data, self.g.summaries, node, port, t) if produce else ():
+            self.caps[w][((node, o), new)] += 1
+            batch.append((SOURCE, (node, o), new, 1))
         self.queues[w].append(batch)
 
     def act_on_capability(self, w):
