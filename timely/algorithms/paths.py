@@ -408,8 +408,8 @@ def _walk_back(arcs: Stream[Batch], distance: Stream[Batch], heads: Stream[Batch
         if layer == 1:
             del tables[outer]
         found = Batch(tail=tails, head=targets, layer=np.full(len(tails), layer - 1, np.int64))
-        onward = Batch(node=np.unique(tails), layer=np.full(len(np.unique(tails)), layer - 1,
-                                                             np.int64))
+        sources = np.unique(tails)
+        onward = Batch(node=sources, layer=np.full(len(sources), layer - 1, np.int64))
         return [(0, found)] + ([(1, onward)] if layer > 1 else [])
 
     def forget(frontiers) -> None:
