@@ -1,7 +1,10 @@
 """Shared test configuration: Hypothesis profiles.
 
-``dev`` (the default) runs about 100 examples per property; ``ci`` runs 1000.
-The ``ci`` profile is chosen when the environment variable ``CI`` is ``"true"``;
+``dev`` (the default) runs 100 examples per property, ``ci`` 300 and
+``debug`` 25 (the pass over a debug build, whose every check makes an
+example several times slower; properties that set their own count run at
+most the profile's, see ``tests.progress.strategies.capped``). The ``ci``
+profile is chosen when the environment variable ``CI`` is ``"true"``;
 ``HYPOTHESIS_PROFILE`` names a profile explicitly and wins over ``CI``.
 Deadlines are off in both: the first call into a compiled module, or a slow
 shared CI machine, must not turn into a flaky failure.
@@ -23,7 +26,8 @@ if _ROOT not in sys.path:
 
 _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 settings.register_profile("dev", max_examples=100, **_COMMON)
-settings.register_profile("ci", max_examples=1000, print_blob=True, **_COMMON)
+settings.register_profile("ci", max_examples=300, print_blob=True, **_COMMON)
+settings.register_profile("debug", max_examples=25, print_blob=True, **_COMMON)
 
 _profile = os.environ.get("HYPOTHESIS_PROFILE") or (
     "ci" if os.environ.get("CI", "").lower() == "true" else "dev"

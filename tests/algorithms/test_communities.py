@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import timely
 from tests.algorithms.helpers import logged_graph_run, rows_received
+from tests.progress.strategies import capped
 from tests.reference import graphalytics as reference
 from timely.algorithms import communities, label_propagation, rmat_edges
 
@@ -71,7 +72,7 @@ graphs = st.lists(st.tuples(st.lists(st.tuples(IDS | st.integers(0, 12), st.inte
                   min_size=1, max_size=2)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=capped(25), deadline=None)
 @given(graphs, st.integers(0, 4), st.booleans(), st.booleans(), st.sampled_from([1, 2, 3]))
 def test_random_graphs_at_many_times_with_heavy_vertices(monkeypatch_module, times, iterations,
                                                          directed, all_on_first, workers):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from tests.reference import graph as reference
 from timely.algorithms import bfs, connected_components, pagerank, rmat_edges
 from timely.algorithms._graph import component_minima
@@ -137,7 +138,7 @@ def ends(edges):
     return [u for u, _ in edges], [v for _, v in edges]
 
 
-@settings(max_examples=40)
+@settings(max_examples=capped(40))
 @given(graphs)
 def test_components_of_random_graphs(graph):
     n, edges = graph
@@ -145,7 +146,7 @@ def test_components_of_random_graphs(graph):
         check_components(*ends(edges), n, workers, "threads")
 
 
-@settings(max_examples=40)
+@settings(max_examples=capped(40))
 @given(graphs, st.data())
 def test_bfs_of_random_graphs(graph, data):
     n, edges = graph
@@ -154,7 +155,7 @@ def test_bfs_of_random_graphs(graph, data):
         check_bfs(*ends(edges), n, roots, workers, "threads")
 
 
-@settings(max_examples=40)
+@settings(max_examples=capped(40))
 @given(graphs, st.integers(0, 8))
 def test_pagerank_of_random_graphs(graph, iterations):
     n, edges = graph

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import timely
 from tests.algorithms.helpers import run_graph
+from tests.progress.strategies import capped
 from tests.reference import graphalytics as graphalytics_reference
 from tests.reference import paths as reference
 from timely.algorithms import (
@@ -87,7 +88,7 @@ def every_algorithm(iterations: int, directed: bool, max_length: int | None) -> 
     }
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=capped(40), deadline=None)
 @given(graphs(), st.integers(0, 5), st.booleans(), st.none() | st.integers(0, 3))
 def test_random_graphs_match_the_definitions_at_any_worker_count(graph, iterations, directed,
                                                                  max_length):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import timely
 from tests.algorithms.helpers import run_graph
+from tests.progress.strategies import capped
 from tests.reference import graphalytics as reference
 from timely.algorithms import (
     degrees,
@@ -97,7 +98,7 @@ def check_against_reference(got: dict, edges, weights, nodes, iterations: int,
                  reference.sssp(edges, weights, nodes, source, directed))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=capped(30), deadline=None)
 @given(graphs(), st.integers(0, 6), st.booleans(), st.data())
 def test_random_graphs_match_the_definitions_at_any_worker_count(graph, iterations, directed,
                                                                  data):

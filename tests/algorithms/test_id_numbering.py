@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from timely.algorithms import bfs_paths
 from timely.algorithms.ids import _numbering, number_ids
 from timely.container import StringColumn
@@ -97,7 +98,7 @@ def id_sets(draw):
     return times
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=capped(20), deadline=None)
 @given(id_sets(), st.booleans(), st.integers(0, 2))
 def test_the_numbering_is_the_sorted_order_at_any_worker_count(times, spread, first_kind):
     want = reference(times)

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from tests.reference import graphalytics as reference
 from tests.reference.paths import _hops_from, _out, shortest_paths
 from tests.reference.scc import weak_components
@@ -99,7 +100,7 @@ def timed_graphs(draw, max_times: int = 4):
     return edges, nodes, pool, list(range(times))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=capped(25), deadline=None)
 @given(timed_graphs(), st.booleans())
 def test_components_follow_the_edges_time_by_time(graph, one_worker):
     edges, nodes, _, times = graph
@@ -113,7 +114,7 @@ def test_components_follow_the_edges_time_by_time(graph, one_worker):
             assert got == expected, (method, workers)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=capped(25), deadline=None)
 @given(timed_graphs(), st.data())
 def test_bfs_distances_follow_the_edges_and_roots(graph, data):
     edges, _, pool, times = graph
@@ -128,7 +129,7 @@ def test_bfs_distances_follow_the_edges_and_roots(graph, data):
         assert run_at_times(bfs, edges, [roots], workers=workers) == expected
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=capped(25), deadline=None)
 @given(timed_graphs(), st.booleans(), st.data())
 def test_sssp_follows_the_weighted_edges(graph, directed, data):
     edges, nodes, pool, times = graph
@@ -146,7 +147,7 @@ def test_sssp_follows_the_weighted_edges(graph, directed, data):
         assert got == expected
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=capped(25), deadline=None)
 @given(timed_graphs(), st.booleans(), st.data())
 def test_landmark_distances_follow_edges_and_landmarks(graph, directed, data):
     edges, nodes, pool, times = graph
@@ -209,7 +210,7 @@ def graphx_fixpoint(edges, nodes, damping=0.85):
     return dict(zip(everyone, ranks))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=capped(25), deadline=None)
 @given(timed_graphs())
 def test_pagerank_reconverges_from_the_ranks_so_far(graph):
     edges, nodes, _, times = graph

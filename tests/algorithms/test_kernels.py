@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.progress.strategies import examples
+from tests.progress.strategies import capped, examples
 from tests.reference import graph as reference
 from timely.algorithms._graph import (
     Adjacency,
@@ -33,7 +33,7 @@ from timely.algorithms.pagerank import _exact_parts
 I64 = np.int64
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.lists(st.tuples(st.lists(st.integers(0, 40), max_size=20),
                           st.sets(st.integers(0, 40), max_size=8)), max_size=8),
        st.integers(0, 3))
@@ -60,7 +60,7 @@ def test_adjacency_refuses_nodes_out_of_range():
         arcs.gather(np.array([5], dtype=I64), 5)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=25, unique=True),
        st.lists(st.tuples(st.integers(0, 25), st.lists(st.tuples(st.integers(0, 99),
                                                                    st.integers(0, 99)),
@@ -101,7 +101,7 @@ def test_components_label_every_node_and_report_exactly_the_falls(keys, batches,
         assert sorted(fell) == [i for i in range(grown) if now[i] != before[i]]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.lists(st.integers(-5, 5), min_size=1, max_size=10), st.data())
 def test_lower_keeps_the_least_and_names_each_lowered_cell_once(state, data):
     size = len(state)
@@ -126,7 +126,7 @@ _IDS = st.one_of(st.integers(-3, 40), st.integers(-(2**63), 2**63 - 1),
                  st.integers(0, 2**22).map(lambda x: x * 1024))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=capped(300), deadline=None)
 @given(st.lists(st.tuples(st.lists(_IDS, max_size=60), st.lists(_IDS, max_size=10)),
                 max_size=8))
 def test_local_ids_number_ids_in_order_of_arrival(steps):
@@ -155,7 +155,7 @@ def test_local_ids_grow_past_many_rebuilds_and_refuse_numbers_not_held():
         ids.ids(np.array([-1]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.integers(1, 6), st.integers(1, 6), st.data())
 def test_arc_sums_scatter_add_and_tally_add_in_the_order_given(targets, sources, data):
     arcs = data.draw(st.lists(st.tuples(st.integers(0, targets - 1),
@@ -191,7 +191,7 @@ def test_arc_sums_scatter_add_and_tally_refuse_numbers_out_of_range():
         tally(np.zeros(1, dtype=np.int32), one)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=capped(300), deadline=None)
 @given(st.integers(1, 6), st.data())
 def test_hook_keeps_the_least_label_and_links_every_other_to_it(n, data):
     seen0 = data.draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n, max_size=n))
@@ -242,7 +242,7 @@ def _rows(take, more, most: int) -> list[tuple]:
             return sorted(rows)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=capped(150), deadline=None)
 @given(st.integers(1, 3), st.data())
 def test_least_values_round_by_round_match_the_model(peers, data):
     index = data.draw(st.integers(0, peers - 1), label="index")

@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from timely import algorithms
 from timely.algorithms import (
     bfs,
@@ -210,7 +211,7 @@ def assert_same(got: dict, expected: dict) -> None:
             assert math.isclose(rank, expected_rank, rel_tol=1e-9), name
 
 
-@settings(max_examples=16, deadline=None)
+@settings(max_examples=capped(16), deadline=None)
 @given(graphs(), st.integers(0, 4), st.booleans(), st.integers(0, 2), st.data())
 def test_string_ids_give_the_int64_answer_at_any_worker_count(graph, iterations, directed,
                                                              first_kind, data):

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.progress.strategies import capped
 from tests.reference import graph as graph_reference
 from tests.reference import triangles as reference
 from timely.algorithms._graph import (
@@ -38,7 +39,7 @@ def _key_shift(n: int) -> int:
     return max(1, (n - 1).bit_length())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=capped(300), deadline=None)
 @given(st.sets(INT64, max_size=40), st.lists(INT64, max_size=40), st.data())
 def test_sorted_ids_find_each_id_at_its_place(ids, probes, data):
     ids = sorted(ids)
@@ -51,7 +52,7 @@ def test_sorted_ids_find_each_id_at_its_place(ids, probes, data):
     assert len(found) == len(ids) and found.ids.tolist() == ids
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=capped(100), deadline=None)
 @given(st.sets(st.integers(0, 5000), max_size=300), st.integers(-2**62, 2**62))
 def test_sorted_ids_find_ids_clustered_anywhere(ids, offset):
     ids = sorted(v + offset for v in ids) + [2**63 - 1]
@@ -60,7 +61,7 @@ def test_sorted_ids_find_ids_clustered_anywhere(ids, offset):
     assert found.positions(np.array([offset - 1, 2**63 - 2], dtype=I64)).tolist() == [-1, -1]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.sets(st.integers(0, 700), min_size=1, max_size=300), st.integers(-2**62, 2**62))
 def test_sorted_ids_find_dense_ids_by_their_bits(ids, offset):
     # At least one id in 64 values: the index of bits.
@@ -88,7 +89,7 @@ def test_sorted_ids_refuse_what_is_not_increasing():
     assert not held.flags.writeable
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.lists(INT64, max_size=60), st.sampled_from([np.int32, np.int64]))
 def test_distinct_sorted_keeps_each_value_once(values, dtype):
     if dtype is np.int32:
@@ -101,7 +102,7 @@ def test_distinct_sorted_keeps_each_value_once(values, dtype):
             distinct_sorted(np.array(sorted(set(values))[::-1], dtype=dtype))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.sets(INT64, max_size=40), st.sets(st.integers(-2**31, 2**31 - 1), max_size=40),
        st.sampled_from([np.int32, np.int64]))
 def test_union_sorted_keeps_each_value_of_both_once(a, b, dtype):
@@ -112,7 +113,7 @@ def test_union_sorted_keeps_each_value_of_both_once(a, b, dtype):
             union_sorted(np.array(sorted(a), dtype=I64), np.array(sorted(b)[::-1], dtype=dtype))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.lists(st.tuples(INT64, INT64), max_size=40), st.booleans())
 def test_simple_pairs_match_the_model(edges, directed):
     src = np.array([s for s, _ in edges], dtype=I64)
@@ -125,7 +126,7 @@ def test_simple_pairs_match_the_model(edges, directed):
         assert arcs.tolist() == want[2]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.lists(st.tuples(st.integers(-50, 50), st.integers(-50, 50)), max_size=60),
        st.booleans())
 def test_pairs_numbered_merged_and_counted_match_the_model(edges, directed):
@@ -165,7 +166,7 @@ def test_pair_keys_and_merge_refuse_what_they_cannot_number():
         end_counts(np.array([3 << 2], dtype=np.uint64), 2, 3)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.integers(1, 12), st.data(), st.sampled_from([np.int32, np.int64]))
 def test_orient_pairs_matches_the_model(n, data, dtype):
     pairs = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
@@ -227,7 +228,7 @@ def _indexed(ids, parts, weighted, dtype):
     return found, starts, targets, weights
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(blocks(), st.sampled_from([np.int32, np.int64]), st.data())
 def test_a_block_indexed_by_source_and_sent_back_holds_its_edges(block, dtype, data):
     ids, edges, parts, weighted = block
@@ -252,7 +253,7 @@ def test_a_block_indexed_by_source_and_sent_back_holds_its_edges(block, dtype, d
     assert sources_only.tolist() == a.tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.sets(GIDS, max_size=20), st.lists(GIDS, max_size=30))
 def test_find_positions_counts_what_it_finds(ids, values):
     ids = sorted(ids)
@@ -290,7 +291,7 @@ def test_block_kernels_refuse_what_is_not_theirs():
                     np.empty(1, dtype=I64), np.empty(1, dtype=I64))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.sets(GIDS, min_size=1, max_size=15), st.lists(st.tuples(GIDS, GIDS), max_size=30),
        st.booleans(), st.integers(1, 4), st.data())
 def test_visiting_targets_keep_the_edges_the_block_names(ids, edges, weighted, pieces, data):
@@ -340,7 +341,7 @@ def _csr(edges, n: int):
             np.array([e[2] for e in edges], dtype=np.uint8))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 @given(st.integers(1, 12), st.data())
 def test_triangle_links_between_blocks_match_the_model_and_find_each_triangle_once(n, data):
     # A simple graph, each edge oriented along a random total order of the

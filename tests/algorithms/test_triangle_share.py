@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import timely
 from tests.algorithms.helpers import logged_graph_run, rows_received
+from tests.progress.strategies import capped
 from tests.reference import graphalytics as reference
 from timely.algorithms import (
     local_clustering_coefficient,
@@ -97,7 +98,7 @@ def check(got: dict, edges, nodes, directed: bool) -> None:
         assert math.isclose(lcc[v], want, rel_tol=1e-12, abs_tol=0.0), (v, lcc[v], want)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=capped(25), deadline=None)
 @given(skewed_graphs(), skewed_graphs(), st.booleans())
 def test_answers_match_the_references_at_every_worker_count_and_placement(first, second,
                                                                           directed):

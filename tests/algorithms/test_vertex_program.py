@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from tests.reference import scc as reference
 from timely.algorithms import pregel, strongly_connected_components
 from timely.errors import AggregateError, ColumnarError, WorkerFailed
@@ -111,7 +112,7 @@ def graphs(draw):
     return ids, pairs, weights, isolated
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=capped(40), deadline=None)
 @given(graphs())
 def test_random_graphs_at_every_worker_count(graph):
     ids, pairs, weights, isolated = graph

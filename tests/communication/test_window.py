@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.progress.strategies import capped
 from timely.communication.allocator import CREDIT, CREDIT_AT, MIN_WINDOW
 from timely.communication.process import RingAllocator
 from timely.communication.ring import RingReader, RingWriter, format_ring
@@ -63,7 +64,7 @@ actions = st.lists(st.one_of(
 ), max_size=60)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=capped(150), deadline=None)
 @given(actions, st.sampled_from([MIN_WINDOW, 1 << 20, None]))
 def test_in_flight_is_what_the_peer_has_not_credited(script, window):
     allocators, channels = pair(window)

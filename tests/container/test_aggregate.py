@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import timely
 import timely.container._aggregate
 from tests.container.helpers import object_array, oracle
+from tests.progress.strategies import capped
 from timely.container import StringColumn
 from timely.container.aggregate import GroupBy
 from timely.errors import AggregateError
@@ -105,7 +106,7 @@ def python_keys(keys) -> list:
 
 
 @given(keyed_rows(), HOW, st.lists(st.integers(0, 60), max_size=4))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=capped(300), deadline=None)
 def test_groupby_update_equals_a_dict(data, how, cuts):
     _, keys, values = data
     group = GroupBy(how)
@@ -129,7 +130,7 @@ def test_groupby_update_equals_a_dict(data, how, cuts):
 
 
 @given(keyed_rows(), HOW, st.lists(st.integers(0, 60), max_size=4), st.randoms())
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=capped(200), deadline=None)
 def test_groupby_merge_of_partials_equals_a_dict(data, how, cuts, rnd):
     _, keys, values = data
     if values.dtype == np.float64:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from timely import Batch
 from timely.capture.event import Messages
 from timely.container import ArrowColumn, GroupBy
@@ -80,7 +81,7 @@ def run(kind: str, rows: list, workers: int, combine: bool):
     return timely.execute(work, workers=workers)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=capped(20), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                         HealthCheck.function_scoped_fixture])
 @given(data=ROWS, combine=st.booleans())
 def test_null_keys_and_values_match_the_reference(workers, data, combine):

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from timely import AggregateError, Batch
 
 INTS = st.sampled_from([-2**63, -1, 0, 7, 2**63 - 1, 123456789012345])
@@ -55,7 +56,7 @@ def oracle(times: list) -> list:
     return sorted(((*k, len(vs), sum(vs), min(vs)) for k, vs in groups.items()), key=repr)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=capped(10), deadline=None)
 @given(st.lists(ROWS, min_size=1, max_size=3), st.sampled_from([1, 2, 3]), st.booleans())
 def test_several_key_columns_follow_the_oracle(times, workers, combine):
     got = run(times, workers, combine)

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from timely import Pipeline
 from timely.progress import less_equal
 
@@ -302,13 +303,13 @@ def check(program, per_epoch, workers):
     assert arrived == sent
 
 
-@settings(max_examples=300)
+@settings(max_examples=capped(300))
 @given(programs, epochs)
 def test_misuse_is_refused_and_use_accepted_one_worker(program, per_epoch):
     check(program, per_epoch, 1)
 
 
-@settings(max_examples=100)
+@settings(max_examples=capped(100))
 @given(programs, epochs)
 def test_misuse_is_refused_and_use_accepted_two_workers(program, per_epoch):
     check(program, per_epoch, 2)

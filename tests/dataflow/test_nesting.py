@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from tests.reference.nesting import evaluate, scopes
 
 STALL_SECONDS = 60.0
@@ -186,13 +187,13 @@ programs = st.lists(st.recursive(leaf, _nested, max_leaves=8), min_size=1, max_s
 epoch_lists = st.lists(st.lists(st.integers(0, 20), max_size=3), min_size=1, max_size=3)
 
 
-@settings(max_examples=60)
+@settings(max_examples=capped(60))
 @given(programs, epoch_lists)
 def test_random_nestings_one_worker(stages, epochs):
     check(stages, epochs, workers=1)
 
 
-@settings(max_examples=25)
+@settings(max_examples=capped(25))
 @given(programs, epoch_lists)
 def test_random_nestings_two_workers(stages, epochs):
     check(stages, epochs, workers=2)

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from timely.dataflow._channels import PerTimeLogic
 
 KEYS = st.integers(-2**63, 2**63 - 1) | st.integers(0, 5)
@@ -56,7 +57,7 @@ def wrap(k: int) -> int:
     return (k + 2**63) % 2**64 - 2**63
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=capped(12), deadline=None)
 @given(ROUNDS, st.sampled_from([1, 2, 3]))
 def test_compiled_per_time_logic_matches_the_oracle_checked_or_not(rounds, workers):
     fast = run(rounds, workers, False)

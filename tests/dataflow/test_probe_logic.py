@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from timely.dataflow._channels import ProbeLogic
 
 
@@ -42,7 +43,7 @@ def run(steps: list[int], workers: int, check: bool, nested: bool):
     return timely.execute(work, workers=workers, check_progress=check)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=capped(15), deadline=None)
 @given(st.lists(st.integers(1, 3), min_size=1, max_size=6), st.sampled_from([1, 2, 3]),
        st.booleans())
 def test_compiled_probe_reports_the_input_frontier_checked_or_not(steps, workers, nested):

@@ -12,10 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
-from timely.dataflow.operators.relational import (KeyIndex, Pace, at_complete_times, distinct,
-                                                  improve, join)
+from tests.progress.strategies import capped
 from timely.dataflow.operators._relational import bucket, expand
 from timely.dataflow.operators._relational import improve as improve_kernel
+from timely.dataflow.operators.relational import (
+    KeyIndex,
+    Pace,
+    at_complete_times,
+    distinct,
+    improve,
+    join,
+)
 
 rows = st.lists(st.tuples(st.integers(-3, 5), st.integers(0, 3), st.integers(0, 99)),
                 max_size=40)
@@ -88,7 +95,7 @@ def test_join_by_two_columns_across_times(workers, persist):
     assert got == join_reference(left, right, persist)
 
 
-@settings(max_examples=40)
+@settings(max_examples=capped(40))
 @given(rows, rows)
 def test_join_of_random_rows(lrecs, rrecs):
     left = {0: [(("k", "j", "x"), lrecs)]}

@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
+from tests.reference import keys as ref
 from timely.container import StringColumn
 from timely.dataflow.operators.relational import KeyEncoder, KeyIndex, distinct, improve, join
-from tests.reference import keys as ref
 
 NAT = np.iinfo(np.int64).min
 
@@ -111,7 +112,7 @@ def canonical(pairs, names) -> Counter:
 # -- the encoder and the index -------------------------------------------------
 
 
-@settings(max_examples=150)
+@settings(max_examples=capped(150))
 @given(st.sampled_from(sorted(GROUPS)), st.data())
 def test_key_encoder_codes_equal_keys_alike(group, data):
     values, kinds = GROUPS[group]
@@ -137,7 +138,7 @@ def test_key_encoder_codes_equal_keys_alike(group, data):
         assert ref.canonical_column(encoder.decode(list(held.values()))) == list(held)
 
 
-@settings(max_examples=100)
+@settings(max_examples=capped(100))
 @given(st.lists(st.lists(text | st.sampled_from(["\ud800", "a\udfff", "ключ", ""]),
                          max_size=12), max_size=4))
 def test_text_forms_give_one_code_each(chunks):
@@ -157,7 +158,7 @@ def test_text_forms_give_one_code_each(chunks):
     assert len(encoder) == len(seen) and len(set(seen.values())) == len(seen)
 
 
-@settings(max_examples=100)
+@settings(max_examples=capped(100))
 @given(st.lists(st.lists(st.tuples(text, floats32, st.integers(-2**63, 2**63 - 1),
                                    st.booleans()), max_size=15), max_size=4))
 def test_key_index_of_mixed_columns_numbers_keys_as_a_dict_does(chunks):
@@ -232,7 +233,7 @@ def test_key_encoder_decodes_to_the_kinds_dtypes():
 # -- the operators ---------------------------------------------------------------
 
 
-@settings(max_examples=50)
+@settings(max_examples=capped(50))
 @given(st.sampled_from(sorted(GROUPS)), st.data())
 def test_join_by_keys_of_every_kind(group, data):
     # Two rows sets per side and time, each of a kind of the group (text as a
@@ -258,7 +259,7 @@ def test_join_by_keys_of_every_kind(group, data):
         assert canonical(got, ("a", "x", "y")) == expected
 
 
-@settings(max_examples=50)
+@settings(max_examples=capped(50))
 @given(st.data())
 def test_join_by_three_columns_of_mixed_kinds(data):
     def side(payload: str):
@@ -289,7 +290,7 @@ def test_join_by_three_columns_of_mixed_kinds(data):
         assert canonical(got, ("w", "r", "i", "x", "y")) == expected
 
 
-@settings(max_examples=50)
+@settings(max_examples=capped(50))
 @given(st.sampled_from(sorted(GROUPS)), st.booleans(), st.data())
 def test_distinct_of_every_kind(group, persist, data):
     _, kinds = GROUPS[group]
@@ -304,7 +305,7 @@ def test_distinct_of_every_kind(group, persist, data):
         assert canonical(got, ("k", "j")) == expected
 
 
-@settings(max_examples=50)
+@settings(max_examples=capped(50))
 @given(st.sampled_from(["min", "max"]), st.data())
 def test_improve_with_text_keys(how, data):
     by_time = {t: [key_batch({"k": data.draw(st.sampled_from(GROUPS["text"][1]))},

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import timely
+from tests.progress.strategies import capped
 from timely import Pipeline
 
 
@@ -73,7 +74,7 @@ def test_random_schedules_give_the_same_answer_and_never_pass_a_frontier(seed, w
     assert got == expected
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=capped(60), deadline=None)
 @given(
     st.lists(st.lists(st.integers(0, 300), max_size=12), min_size=1, max_size=5),
     st.integers(0, 2**32),

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.progress.strategies import capped
 from tests.reference import scheduling as ref
 from timely.communication.allocator import Puller
 from timely.dataflow._activate import Activations, ChildActivator
@@ -25,7 +26,7 @@ actions = st.lists(st.one_of(
 ), max_size=40)
 
 
-@settings(max_examples=200)
+@settings(max_examples=capped(200))
 @given(actions)
 def test_activations_match_the_oracle(steps):
     """Activations during and between rounds land where the oracle's do, and
@@ -68,7 +69,7 @@ def nonzero(d: dict) -> dict:
     return {k: v for k, v in d.items() if v}
 
 
-@settings(max_examples=200)
+@settings(max_examples=capped(200))
 @given(st.sampled_from(["pass", "map", "filter", "batch", "advance", "branch_when"]),
        st.lists(messages, min_size=1, max_size=3), st.integers(0, 7))
 def test_record_logic_matches_the_oracle(kind, inputs, limit):

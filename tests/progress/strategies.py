@@ -12,13 +12,15 @@ HUGE = [MAX, MAX - 1, MAX - 2, 2**63, 2**63 - 1, 2**32]
 
 
 def examples(fraction: float, minimum: int = 10) -> int:
-    """``fraction`` of the active profile's max_examples for properties whose examples are
-    expensive (stateful machines, graph simulations), but never fewer than 2,000 under
-    the ci profile."""
-    profile = settings.default.max_examples
-    # The ci profile promises at least 2,000 examples for every property.
-    floor = 2000 if profile >= 2000 else minimum
-    return max(floor, int(profile * fraction))
+    """``fraction`` of the active profile's max_examples, at least ``minimum``: for
+    properties whose examples are expensive (stateful machines, graph simulations)."""
+    return max(minimum, int(settings.default.max_examples * fraction))
+
+
+def capped(count: int) -> int:
+    """``count`` examples, or the active profile's max_examples if that is fewer: a
+    property that asks for its own count still runs lighter under a lighter profile."""
+    return min(count, settings.default.max_examples)
 
 
 def coordinates(small: int = 3, huge: bool = True) -> st.SearchStrategy[int]:
