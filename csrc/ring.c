@@ -14,7 +14,8 @@ typedef struct {
     char pad1[64 - 2 * sizeof(uint64_t)];
     _Alignas(64) uint64_t capacity;          /* read-only after init */
     uint64_t magic;
-    char pad2[64 - 2 * sizeof(uint64_t)];
+    _Atomic uint32_t room_wanted;  /* set by a producer that found the ring full */
+    char pad2[64 - 2 * sizeof(uint64_t) - sizeof(uint32_t)];
 } ring_header;
 
 _Static_assert(sizeof(ring_header) == TLY_RING_HEADER, "ring header layout");
@@ -176,4 +177,20 @@ int tly_park_wanted(void *mem)
 {
     atomic_thread_fence(memory_order_seq_cst);
     return atomic_load_explicit(FLAG(mem), memory_order_seq_cst) != 0;
+}
+
+void tly_ring_want_room(void *mem)
+{
+    atomic_store_explicit(&H(mem)->room_wanted, 1, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+int tly_ring_room_wanted(void *mem)
+{
+    ring_header *h = H(mem);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&h->room_wanted, memory_order_seq_cst) == 0) {
+        return 0;
+    }
+    return atomic_exchange_explicit(&h->room_wanted, 0, memory_order_seq_cst) != 0;
 }

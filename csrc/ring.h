@@ -59,6 +59,28 @@ void tly_ring_pop(void *mem);
 uint64_t tly_ring_used(const void *mem);
 
 /*
+ * Room wanted: a producer that found the ring full asks the consumer to wake
+ * it once room is freed, by the same store-fence-load pair as the park flag
+ * below:
+ *
+ *   producer: tly_ring_want_room (set, seq_cst fence), then try its push
+ *             again; wait for a wake-up only if the ring is still full.
+ *   consumer: after popping, tly_ring_room_wanted (seq_cst fence, then take
+ *             the request); wake the producer when it returns 1.
+ *
+ * Either the producer's second try sees the room the consumer freed, or the
+ * consumer sees the request. A full ring holds data, so a consumer that does
+ * not sleep while its rings hold data always comes to pop and look.
+ */
+
+/* Producer: asks to be woken when the consumer next frees room. */
+void tly_ring_want_room(void *mem);
+
+/* Consumer, after popping: 1 (once per request) when the producer asked to
+ * be woken, else 0. */
+int tly_ring_room_wanted(void *mem);
+
+/*
  * A park flag: one 32-bit C11 atomic, in shared memory on a cache line of
  * its own (TLY_PARK_FLAG_BYTES, 8-byte aligned), telling senders whether its
  * owner (one consumer of several rings) is parked or about to park, so that

@@ -61,6 +61,7 @@ def test_csrc_checks(program, flags, tmp_path):
     assert "checks passed" in run.stdout
 
 
+@pytest.mark.parametrize("mode", ["spin", "wait"])
 @pytest.mark.parametrize(
     "flags, messages",
     [
@@ -69,9 +70,12 @@ def test_csrc_checks(program, flags, tmp_path):
     ],
     ids=["plain", "tsan"],
 )
-def test_ring_stress(flags, messages, tmp_path):
+def test_ring_stress(flags, messages, mode, tmp_path):
     """Two threads pass variable-size messages (some larger than the ring,
-    in chunks) through a 4 KiB ring; every byte is checked."""
+    in chunks) through a 4 KiB ring; every byte is checked. With ``wait``, a
+    producer that finds the ring full asks for room and sleeps until the
+    consumer, told of the request, wakes it: a lost wake-up hangs (and the
+    run times out)."""
     cc = compiler()
     if "-fsanitize=thread" in flags and not sanitizer_works(cc, [*flags, "-pthread"], tmp_path):
         pytest.skip(f"{cc} cannot build and run thread-sanitized programs here")
@@ -82,7 +86,10 @@ def test_ring_stress(flags, messages, tmp_path):
          str(ROOT / "csrc" / "ring.c"), "-o", str(exe)],
         capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
-    run = subprocess.run([str(exe), str(messages), str(4096 + 192)],
+    run = subprocess.run([str(exe), str(messages), str(4096 + 192), mode],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"ring checks passed: {messages} messages" in run.stdout
+    if mode == "wait":
+        slept = int(run.stdout.split("the producer slept ")[1].split()[0])
+        assert slept > 0, run.stdout         # the ring did fill, and woke its producer

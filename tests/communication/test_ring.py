@@ -70,6 +70,46 @@ def test_a_full_ring_queues_instead_of_blocking():
     assert got == b"z" * 900
 
 
+def test_a_reader_tells_a_writer_that_asked_for_room_once():
+    memory, writer, reader = new_ring()
+    assert not reader.room_wanted()             # nobody asked
+    while writer.send(b"x" * 300):
+        pass
+    writer.want_room()
+    assert not writer.flush()                   # still full after asking: it would wait
+    assert reader.recv() == b"x" * 300
+    assert reader.room_wanted()                 # the reader read, and sees the request
+    assert not reader.room_wanted()             # once per request
+    assert writer.flush()                       # and the room is there
+
+
+def test_receiving_rings_the_writer_that_asked_for_room():
+    from timely.communication.allocator import BatchingAllocator
+    from timely.communication.codec import encode
+    from timely.communication.ring import receive_frames
+
+    class Bell:
+        rung = 0
+
+        def ring(self):
+            self.rung += 1
+
+    memory, writer, reader = new_ring()
+    mailbox = BatchingAllocator(1, 2)
+    got = []
+    mailbox.allocate(7, lambda: got.append(1))
+    bells = {0: Bell()}
+    assert writer.send_parts(encode([(7, (0, [1, 2, 3]))]))
+    receive_frames([(0, reader)], mailbox, None, bells)
+    assert got and bells[0].rung == 0           # read, but nobody asked
+    writer.want_room()
+    assert writer.send_parts(encode([(7, (0, [4]))]))
+    receive_frames([(0, reader)], mailbox, None, bells)
+    assert bells[0].rung == 1                   # the writer that asked is woken
+    receive_frames([(0, reader)], mailbox, None, bells)
+    assert bells[0].rung == 1                   # an empty ring read nothing: no ring
+
+
 def test_bad_memory_is_refused():
     with pytest.raises(RingError, match="at least"):
         format_ring(bytearray(100))

@@ -3,10 +3,17 @@
  * millions of variable-size messages (some larger than the ring, carried in
  * chunks) through a small ring; every byte is checked against the
  * producer's pseudo-random stream. Built and run by tests/test_csrc.py,
- * also under ThreadSanitizer. Usage: check_ring MESSAGES RING_BYTES
+ * also under ThreadSanitizer. Usage: check_ring MESSAGES RING_BYTES [wait]
+ *
+ * With "wait", a producer that finds the ring full asks for room
+ * (tly_ring_want_room), tries once more and then sleeps on a semaphore that
+ * the consumer posts only when tly_ring_room_wanted says it was asked: a
+ * wake-up lost by the protocol leaves the producer asleep for ever (the
+ * test's timeout).
  */
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +23,9 @@
 static void *ring;
 static unsigned long messages;
 static unsigned long max_size;
+static int waiting;            /* the producer sleeps on `room` when full */
+static sem_t room;
+static unsigned long sleeps;   /* the producer's sleeps, for the report */
 
 static uint64_t mix(uint64_t x)
 {
@@ -61,7 +71,18 @@ static void *produce(void *arg)
             uint32_t flags = sent + n < size ? TLY_RING_MORE : 0;
             int rc;
             while ((rc = tly_ring_push(ring, buf, (uint32_t)n, flags)) == TLY_RING_FULL) {
-                sched_yield();
+                if (!waiting) {
+                    sched_yield();
+                    continue;
+                }
+                tly_ring_want_room(ring);
+                rc = tly_ring_push(ring, buf, (uint32_t)n, flags);
+                if (rc != TLY_RING_FULL) {
+                    break;
+                }
+                sleeps++;
+                while (sem_wait(&room) != 0) {
+                }
             }
             if (rc != TLY_RING_OK) {
                 fprintf(stderr, "push failed: %d\n", rc);
@@ -100,6 +121,9 @@ static void *consume(void *arg)
             }
             got += len;
             tly_ring_pop(ring);
+            if (waiting && tly_ring_room_wanted(ring)) {
+                sem_post(&room);
+            }
             if (!(flags & TLY_RING_MORE)) {
                 break;
             }
@@ -116,6 +140,11 @@ int main(int argc, char **argv)
 {
     messages = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
     size_t bytes = argc > 2 ? strtoul(argv[2], NULL, 10) : 4096 + TLY_RING_HEADER;
+    waiting = argc > 3 && strcmp(argv[3], "wait") == 0;
+    if (waiting && sem_init(&room, 0, 0) != 0) {
+        fprintf(stderr, "sem_init failed\n");
+        return 1;
+    }
     void *mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
     uint64_t cap = tly_ring_init(mem, bytes);
     if (cap == 0 || tly_ring_check(mem, bytes) != TLY_RING_OK) {
@@ -144,8 +173,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "bytes left in the ring\n");
         return 1;
     }
-    printf("ring checks passed: %lu messages through a %llu-byte ring\n", messages,
+    if (waiting && tly_ring_room_wanted(ring)) {
+        fprintf(stderr, "a request for room outlived the run\n");
+        return 1;
+    }
+    printf("ring checks passed: %lu messages through a %llu-byte ring", messages,
            (unsigned long long)cap);
+    if (waiting) {
+        printf(", the producer slept %lu times", sleeps);
+    }
+    printf("\n");
     free(mem);
     return 0;
 }

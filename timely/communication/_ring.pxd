@@ -17,6 +17,8 @@ cdef extern from "ring.h" nogil:
     int tly_ring_peek(void *mem, const void **payload, uint32_t *len, uint32_t *flags)
     void tly_ring_pop(void *mem)
     uint64_t tly_ring_used(const void *mem)
+    void tly_ring_want_room(void *mem)
+    int tly_ring_room_wanted(void *mem)
     enum:
         TLY_PARK_FLAG_BYTES
     void tly_park_init(void *mem)

@@ -122,6 +122,13 @@ cdef class RingWriter:
             self._offset = 0
         return True
 
+    def want_room(self) -> None:
+        """Asks the reader to tell this writer when it next frees room (its
+        ``room_wanted()`` turns True once); call ``flush`` once more after
+        it, and wait for the reader's wake-up only if bytes stay queued
+        (``csrc/ring.h``)."""
+        tly_ring_want_room(self._mem)
+
     @property
     def queued_bytes(self) -> int:
         """Bytes accepted by ``send`` that are not in the ring yet."""
@@ -152,6 +159,11 @@ cdef class RingReader:
         if rc != TLY_RING_OK:
             raise RingError(f"corrupt ring record (code {rc})")
         return 0
+
+    def room_wanted(self) -> bool:
+        """True, once per request, when the writer asked (``want_room``) to
+        be woken when room is freed: the reader asks after it has read."""
+        return tly_ring_room_wanted(self._mem) != 0
 
     cdef _reset_frame(self):
         self._frame_bytes = 0
@@ -311,17 +323,22 @@ cdef class RingReader:
         return tly_ring_used(self._mem)
 
 
-def receive_frames(list readers, Mailbox mailbox, logger=None):
+def receive_frames(list readers, Mailbox mailbox, logger=None, dict bells=None):
     """Delivers every complete frame that ``readers`` (``(peer, RingReader)``
     pairs) hold to ``mailbox``, frame by frame, in each ring's order; an
-    empty ring costs a look at its head."""
+    empty ring costs a look at its head. A writer that found its ring full
+    and asked for room (``RingWriter.want_room``) is woken through
+    ``bells[peer]`` once this has read from it."""
     cdef RingReader reader
     cdef tuple pair
     cdef list messages
+    cdef bint read
     for item in readers:
         pair = <tuple>item
         reader = <RingReader>pair[1]
+        read = False
         while reader._header is not None or tly_ring_used(reader._mem):
+            read = True
             frame = reader.recv_frame()
             if frame is None:
                 break
@@ -329,6 +346,8 @@ def receive_frames(list readers, Mailbox mailbox, logger=None):
             if logger is not None:
                 logger.frame(False, pair[0], len(messages), -1)
             mailbox.deliver_messages(messages, pair[0], reader.last_frame_bytes)
+        if read and bells is not None and tly_ring_room_wanted(reader._mem):
+            bells[pair[0]].ring()
 
 
 def release_frames(Mailbox mailbox, encode, dict writers, set backlog, dict links,
@@ -360,8 +379,12 @@ def release_frames(Mailbox mailbox, encode, dict writers, set backlog, dict link
             writer = <RingWriter>writers[j]
             if j not in rung:
                 rung.append(j)
-                if not writer.flush():
-                    continue
+                writer.flush()
+            if writer._queued:
+                # Still full: the reader wakes this worker once it has read
+                # (a look after the request, or the reader sees it).
+                tly_ring_want_room(writer._mem)
+                writer.flush()
             if not writer._queued:
                 backlog.discard(j)
     for j in rung:

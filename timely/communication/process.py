@@ -10,9 +10,11 @@ encodes one frame per peer (:mod:`timely.communication.codec`), writes it
 into the pair's ring and rings the peer's doorbell if it is parked, or hands
 it to the link.
 A full ring keeps the rest queued in its writer for the next release, so no
-worker ever blocks on another; a worker with queued bytes parks for at most
-half a millisecond so that it retries soon. ``park`` waits on the worker's
-own doorbell.
+worker ever blocks on another; the writer asks the ring's reader for room
+(``RingWriter.want_room``) and the reader, once it has read from that ring,
+rings the writer's doorbell (``receive_frames``): a worker with queued bytes
+parks until then, with no polling. ``park`` waits on the worker's own
+doorbell.
 
 Waking only who sleeps: with park flags (:class:`timely.communication.ring.ParkFlag`,
 one per worker, in shared memory beside the rings), a worker about to park
@@ -171,7 +173,7 @@ class RingAllocator(BatchingAllocator):
         if self.failure is not None:
             raise WorkerFailed(f"worker {self.index}: {self.failure}")
         logger = self.logger
-        receive_frames(self._readers, self, logger)
+        receive_frames(self._readers, self, logger, self.peer_bells)
         inbox = self.inbox
         while inbox:
             peer, frame = inbox.popleft()
@@ -192,8 +194,8 @@ class RingAllocator(BatchingAllocator):
         ``spin`` seconds. Raises WorkerFailed once a link failed."""
         if self.inbox:
             return
-        if self._backlog:
-            timeout = min(timeout, 0.0005) if timeout is not None else 0.0005
+        # A writer whose ring was full (the backlog) asked its reader for
+        # room (release_frames): the reader rings once it has read.
         flag = self.flag
         # A peer that answers within the spin wakes this worker with no
         # system call on either side (it rings only a worker whose flag is up).
