@@ -4,7 +4,10 @@ Cython directives are set here once. ``TIMELY_DEBUG=1`` builds with bounds
 checks, wraparound checks, C assertions and no optimisation; ``TIMELY_SANITIZE=1``
 adds ``-fsanitize=address,undefined``. Release builds (neither set) carry no
 debug information: compiled with ``-g0`` and stripped at link time, which
-makes the installed modules several times smaller.
+makes the installed modules several times smaller. ``TIMELY_MODULES``, a
+comma-separated list of packages or modules (``timely.container,timely.progress``),
+builds only the modules within them (for a sanitized build of one code path;
+an install needs them all).
 """
 
 import os
@@ -88,6 +91,14 @@ modules = [
     "timely.dataflow.operators._relational",
     "timely.algorithms._graph",
 ]
+
+
+ONLY = [part.strip() for part in os.environ.get("TIMELY_MODULES", "").split(",") if part.strip()]
+if ONLY:
+    modules = [name for name in modules
+               if any(name == part or name.startswith(part + ".") for part in ONLY)]
+    if not modules:
+        raise SystemExit(f"TIMELY_MODULES={os.environ['TIMELY_MODULES']!r} names no module")
 
 
 def extension(name):
