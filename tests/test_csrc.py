@@ -1,10 +1,14 @@
-"""Builds and runs the standalone C checks of csrc/, plain and under sanitizers."""
+"""Builds and runs the standalone C checks of csrc/, plain and under sanitizers.
+They compile the C sources themselves, whatever build the package has: CI
+runs them once (``static``)."""
 
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.static
 
 ROOT = Path(__file__).resolve().parent.parent
 # Each standalone check: its driver and the csrc/ files it covers.

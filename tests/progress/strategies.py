@@ -18,9 +18,12 @@ def examples(fraction: float, minimum: int = 10) -> int:
 
 
 def capped(count: int) -> int:
-    """``count`` examples, or the active profile's max_examples if that is fewer: a
-    property that asks for its own count still runs lighter under a lighter profile."""
-    return min(count, settings.default.max_examples)
+    """``count`` examples, or the active profile's max_examples if that is fewer; under
+    a profile of fewer than 100 (``debug``) also proportionally fewer than ``count``
+    (at least 4): a property that asks for its own count still runs lighter under a
+    lighter profile."""
+    most = settings.default.max_examples
+    return min(count, most, max(4, count * most // 100))
 
 
 def coordinates(small: int = 3, huge: bool = True) -> st.SearchStrategy[int]:
