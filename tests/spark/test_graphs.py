@@ -7,6 +7,7 @@ workers (a local session has two task slots)."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -85,14 +86,17 @@ def test_graph_methods_follow_the_references(spark, workers, text):
 
 def test_pagerank_is_graphx_s(spark):
     vertices, edges = frames(spark, [1, 2, 3], [(1, 2), (2, 3), (3, 1), (1, 3)], False)
-    ranks = {r.id: r.pagerank for r in Graph(vertices, edges, workers=2)
-             .pageRank(resetProbability=0.15, maxIter=30).collect()}
-    # r(v) = 0.15 + 0.85 * sum(r(u) / outdeg(u)), iterated from 1
+    ranked = Graph(vertices, edges, workers=2).pageRank(resetProbability=0.15, maxIter=30)
+    ranks = {r.id: r.pagerank for r in ranked.vertices.collect()}
+    # r(v) = 0.15 + 0.85 * sum(r(u) / outdeg(u)), iterated from 1, then
+    # scaled to sum to the vertex count
     r = {1: 1.0, 2: 1.0, 3: 1.0}
     for _ in range(30):
         r = {1: 0.15 + 0.85 * r[3], 2: 0.15 + 0.85 * r[1] / 2,
              3: 0.15 + 0.85 * (r[1] / 2 + r[2])}
-    assert ranks == pytest.approx(r, rel=1e-12)
+    assert ranks == pytest.approx(scaled(r), rel=1e-12)
+    assert sorted(map(tuple, ranked.edges.collect())) == [(1, 2, 0.5), (1, 3, 0.5), (2, 3, 1.0),
+                                                          (3, 1, 1.0)]
 
 
 def test_the_example_and_misuse(spark):
@@ -188,6 +192,12 @@ def test_a_graph_in_more_partitions_than_slots_runs_on_the_session_slots(spark):
     assert got == weak_components(nodes, inside)
 
 
+def scaled(ranks: dict) -> dict:
+    """GraphX's last step: the ranks times their count over their sum."""
+    factor = len(ranks) / math.fsum(ranks.values())
+    return {v: r * factor for v, r in ranks.items()}
+
+
 def graphx_ranks(nodes, edges, iterations: int, reset: float = 0.15) -> dict:
     """GraphX's unnormalized PageRank, iterated from 1."""
     out = {v: 0 for v in nodes}
@@ -228,8 +238,8 @@ def test_dangling_edges_are_left_out_in_the_dataflow(spark, workers):
 
     got = {r.id: (r.name, r.component) for r in g.connectedComponents().collect()}
     assert got == {v: (names[v], c) for v, c in weak_components(nodes, inside).items()}
-    ranks = {r.id: r.pagerank for r in g.pageRank(maxIter=5).collect()}
-    assert ranks == pytest.approx(graphx_ranks(nodes, inside, 5), rel=1e-12)
+    ranks = {r.id: r.pagerank for r in g.pageRank(maxIter=5).vertices.collect()}
+    assert ranks == pytest.approx(scaled(graphx_ranks(nodes, inside, 5)), rel=1e-12)
     degree = reference.degrees(inside, nodes)
     assert {r.id: r.degree for r in g.degrees.collect()} == {
         v: d[2] for v, d in degree.items() if d[2] > 0}

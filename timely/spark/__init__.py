@@ -15,8 +15,8 @@ timely``.
   barrier stage would otherwise hang.
 - :class:`Window`: event-time windows over a timestamp column for
   ``run(..., epoch_col=..., window=...)``, as Spark's ``window()``.
-- :class:`Graph`: a graph of a vertices and an edges DataFrame, with
-  GraphFrames' methods (:mod:`timely.spark.graphs`).
+- :class:`GraphFrame` (also :class:`Graph`): a graph of a vertices and an
+  edges DataFrame, with GraphFrames' methods (:mod:`timely.spark.graphs`).
 - :class:`GraphUpdates`: the ``foreachBatch`` callable that keeps
   components or distances up to date over a stream of edges, exactly once
   (:mod:`timely.spark.graph_stream`).
@@ -35,13 +35,13 @@ at the driver; partitions as epochs, windows or several inputs),
 from timely.errors import SparkConfigError, SparkSchemaError
 from timely.spark.batches import map_batches
 from timely.spark.graph_stream import GraphUpdates
-from timely.spark.graphs import AM, Graph
+from timely.spark.graphs import AM, Graph, GraphFrame
 from timely.spark.partitions import INPUT_COLUMN
 from timely.spark.session import preflight, slots
 from timely.spark.stage import run
 from timely.spark.streaming import foreach_batch, query_identity
 from timely.spark.windows import Window
 
-__all__ = ["AM", "INPUT_COLUMN", "Graph", "GraphUpdates", "SparkConfigError", "SparkSchemaError", "Window",
+__all__ = ["AM", "INPUT_COLUMN", "Graph", "GraphFrame", "GraphUpdates", "SparkConfigError", "SparkSchemaError", "Window",
            "foreach_batch",
            "map_batches", "preflight", "query_identity", "run", "slots"]

@@ -1,15 +1,21 @@
 """Graphs of Spark DataFrames, as GraphFrames offers them, computed by
 :mod:`timely.algorithms` in one barrier stage.
 
-A :class:`Graph` is a vertices DataFrame (a column ``id``, and any others)
-and an edges DataFrame (columns ``src`` and ``dst``). Its methods are named
-as GraphFrames' ``GraphFrame`` names them and return DataFrames as those
-do: the vertices' columns plus the result's (``component``, ``label``,
-``pagerank``, ``count``, ``distances``), one row per vertex of the
-vertices DataFrame; ``bfs`` gives paths and ``aggregateMessages`` (over
-:data:`AM`'s columns) aggregated messages, as GraphFrames' do;
-``degrees``, ``inDegrees`` and ``outDegrees`` are ``(id, ...)`` for the
-vertices with such edges, as GraphFrames gives them.
+A :class:`GraphFrame` (also named :class:`Graph`) is a vertices DataFrame
+(a column ``id``, and any others) and an edges DataFrame (columns ``src``
+and ``dst``). Its methods are named as GraphFrames' ``GraphFrame`` names
+them and return what those return: ``pageRank`` a GraphFrame (the vertices
+with ``pagerank``, the edges with ``weight``); the other algorithms
+DataFrames of the vertices' columns plus the result's (``component``,
+``label``, ``count``, ``distances``), one row per vertex of the vertices
+DataFrame; ``bfs`` gives paths and ``aggregateMessages`` (over :data:`AM`'s
+columns) aggregated messages, as GraphFrames' do; ``degrees``,
+``inDegrees`` and ``outDegrees`` are ``(id, ...)`` for the vertices with
+such edges, as GraphFrames gives them. The graph operations of
+GraphFrames (``triplets``, ``filterVertices``, ``filterEdges``,
+``dropIsolatedVertices``, ``as_undirected``, ``as_reversed``,
+``validate``, the typed degrees, ``cache``, ``persist`` and
+``unpersist``) are Spark's own DataFrame operations, as there.
 
 Vertex ids are 64-bit integers of any value, or any other type Spark can
 join on (strings, ...). Edges whose ends are not vertices are left out
@@ -29,8 +35,8 @@ exchanges of the edges) and the results joined back to the ids.
 
 For example (``tests/spark/test_graphs.py`` runs it)::
 
-    g = Graph(spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], ["id", "name"]),
-              spark.createDataFrame([(1, 2)], ["src", "dst"]))
+    g = GraphFrame(spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], ["id", "name"]),
+                   spark.createDataFrame([(1, 2)], ["src", "dst"]))
     sorted(map(tuple, g.connectedComponents().collect()))
     # [(1, 'a', 1), (2, 'b', 1), (3, 'c', 3)]
 """
@@ -44,7 +50,12 @@ import numpy as np
 from timely.container import Batch
 from timely.errors import SparkSchemaError
 
-__all__ = ["AM", "Graph"]
+__all__ = ["AM", "Graph", "GraphFrame"]
+
+
+class _GraphSchemaError(SparkSchemaError, ValueError):
+    """A vertices or edges DataFrame without a column a graph needs: a
+    SparkSchemaError, and the ValueError GraphFrames raises."""
 
 
 class _Messages:
@@ -104,27 +115,199 @@ def _is_integral(data_type: Any) -> bool:
     return isinstance(data_type, (ByteType, ShortType, IntegerType, LongType))
 
 
-class Graph:
+class GraphFrame:
     """A graph of a ``vertices`` DataFrame (column ``id``) and an ``edges``
-    DataFrame (columns ``src`` and ``dst``), as GraphFrames' ``GraphFrame``.
+    DataFrame (columns ``src`` and ``dst``), as GraphFrames' ``GraphFrame``:
+    ``GraphFrame(v, e)``. A frame without those columns raises a
+    ``ValueError`` (a :class:`~timely.errors.SparkSchemaError`) naming the
+    column.
 
     ``workers`` (default: the session's task slots) and ``run_options``
     (keywords of :func:`timely.spark.run`, such as ``config=``) are used for
-    every algorithm's barrier stage."""
+    every algorithm's barrier stage, and kept by the graphs made from this
+    one."""
 
-    def __init__(self, vertices: Any, edges: Any, *, workers: int | None = None,
+    ID = "id"
+    SRC = "src"
+    DST = "dst"
+    EDGE = "edge"
+    WEIGHT = "weight"
+
+    def __init__(self, v: Any, e: Any, *, workers: int | None = None,
                  **run_options: Any) -> None:
-        for frame, columns, what in ((vertices, ("id",), "vertices"),
-                                     (edges, ("src", "dst"), "edges")):
+        for frame, columns, what in ((v, ("id",), "vertices"), (e, ("src", "dst"), "edges")):
             missing = [c for c in columns if c not in frame.columns]
             if missing:
-                raise SparkSchemaError(f"the {what} DataFrame has no column {missing[0]!r}; it "
-                                       f"has {frame.columns}")
-        self.vertices = vertices
-        self.edges = edges
+                raise _GraphSchemaError(f"the {what} DataFrame has no column {missing[0]!r}; "
+                                        f"it has {frame.columns}")
+        self.vertices = v
+        self.edges = e
         self.workers = workers
         self.run_options = run_options
         self._numbered: tuple[Any, Any] | None = None
+
+    def _derive(self, vertices: Any, edges: Any) -> GraphFrame:
+        """A graph of ``vertices`` and ``edges`` run as this one is."""
+        return GraphFrame(vertices, edges, workers=self.workers, **self.run_options)
+
+    @property
+    def nodes(self) -> Any:
+        """The vertices DataFrame (GraphFrames' alias)."""
+        return self.vertices
+
+    def __repr__(self) -> str:
+        v = [self.ID] + [c for c in self.vertices.columns if c != self.ID]
+        e = [self.SRC, self.DST] + [c for c in self.edges.columns
+                                    if c not in (self.SRC, self.DST)]
+        return (f"GraphFrame(v:{self.vertices.select(*v)!r}, "
+                f"e:{self.edges.select(*e)!r})")
+
+    # -- GraphFrames' graph operations (Spark's DataFrame operations) ----------------------
+
+    def cache(self) -> GraphFrame:
+        """The graph with both DataFrames cached (``DataFrame.cache``)."""
+        return self._derive(self.vertices.cache(), self.edges.cache())
+
+    def persist(self, storageLevel: Any = None) -> GraphFrame:
+        """The graph with both DataFrames persisted at ``storageLevel``
+        (default ``StorageLevel.MEMORY_ONLY``, as GraphFrames)."""
+        if storageLevel is None:
+            from pyspark import StorageLevel
+
+            storageLevel = StorageLevel.MEMORY_ONLY
+        return self._derive(self.vertices.persist(storageLevel),
+                            self.edges.persist(storageLevel))
+
+    def unpersist(self, blocking: bool = False) -> GraphFrame:
+        """The graph with both DataFrames no longer persisted."""
+        return self._derive(self.vertices.unpersist(blocking), self.edges.unpersist(blocking))
+
+    @property
+    def triplets(self) -> Any:
+        """A row per edge whose ends are both vertices: ``src``, ``edge`` and
+        ``dst``, structs of the source vertex's, the edge's and the
+        destination vertex's columns."""
+        from pyspark.sql import functions as F
+
+        vertex = F.struct(*[F.col(c) for c in self.vertices.columns])
+        edge = F.struct(*[F.col(c) for c in self.edges.columns])
+        src = self.vertices.select(F.col("id").alias("__src_id"), vertex.alias("src"))
+        dst = self.vertices.select(F.col("id").alias("__dst_id"), vertex.alias("dst"))
+        edges = self.edges.select(F.col("src").alias("__edge_src"),
+                                  F.col("dst").alias("__edge_dst"), edge.alias("edge"))
+        return (src.join(edges, F.col("__src_id") == F.col("__edge_src"))
+                .join(dst, F.col("__dst_id") == F.col("__edge_dst"))
+                .select("src", "edge", "dst"))
+
+    def filterVertices(self, condition: Any) -> GraphFrame:
+        """The vertices that meet ``condition`` (a SQL expression or a
+        Column) and the edges between them."""
+        vertices = self.vertices.filter(condition)
+        ids = vertices.select("id")
+        edges = (self.edges.join(ids.withColumnRenamed("id", "src"), "src", "left_semi")
+                 .join(ids.withColumnRenamed("id", "dst"), "dst", "left_semi")
+                 .select(*self.edges.columns))
+        return self._derive(vertices, edges)
+
+    def filterEdges(self, condition: Any) -> GraphFrame:
+        """Every vertex and the edges that meet ``condition``."""
+        return self._derive(self.vertices, self.edges.filter(condition))
+
+    def dropIsolatedVertices(self) -> GraphFrame:
+        """The vertices that are an end of some edge, and every edge."""
+        from pyspark.sql import functions as F
+
+        ends = self.edges.select(F.explode(F.array("src", "dst")).alias("id"))
+        return self._derive(self.vertices.join(ends, "id", "left_semi"), self.edges)
+
+    def _edge_columns(self, src: str, dst: str) -> list[Any]:
+        from pyspark.sql import functions as F
+
+        return [F.col(src).alias("src"), F.col(dst).alias("dst"),
+                *[F.col(c) for c in self.edges.columns if c not in ("src", "dst")]]
+
+    def as_reversed(self) -> GraphFrame:
+        """Every edge turned around (``dst`` to ``src``), its other columns kept."""
+        return self._derive(self.vertices, self.edges.select(*self._edge_columns("dst", "src")))
+
+    def as_undirected(self) -> GraphFrame:
+        """Every edge both ways: each edge and its reverse, other columns kept."""
+        forward = self.edges.select(*self._edge_columns("src", "dst"))
+        return self._derive(self.vertices,
+                            forward.unionByName(self.edges.select(
+                                *self._edge_columns("dst", "src"))))
+
+    def validate(self, check_vertices: bool = True, intermediate_storage_level: Any = None) -> None:
+        """Raises ``ValueError`` when the graph is inconsistent, as
+        GraphFrames' ``validate``: an id on several vertices; with
+        ``check_vertices``, an edge end that is not a vertex. Returns None."""
+        from pyspark.sql import functions as F
+
+        if intermediate_storage_level is None:
+            from pyspark import StorageLevel
+
+            intermediate_storage_level = StorageLevel.MEMORY_AND_DISK_DESER
+        vertices = self.vertices.persist(intermediate_storage_level)
+        try:
+            distinct, total = vertices.agg(F.count_distinct("id"), F.count(F.lit(1))).first()
+            if distinct != total:
+                raise ValueError(f"Graph contains ({total - distinct}) duplicate vertices.")
+            if not check_vertices:
+                return
+            ends = (self.edges.select(F.col("src").alias("id"))
+                    .union(self.edges.select(F.col("dst").alias("id"))).distinct()
+                    .persist(intermediate_storage_level))
+            try:
+                named = ends.count()
+                if named > distinct:
+                    raise ValueError(f"Graph is inconsistent: edges has {named} vertices, but "
+                                     f"vertices has {distinct} vertices.")
+                unknown = ends.join(self.vertices, "id", "left_anti").count()
+                if unknown:
+                    raise ValueError("Vertices DataFrame does not contain all edges src/dst. "
+                                     f"Found {unknown} edges src/dst that are not in the "
+                                     "vertices DataFrame.")
+            finally:
+                ends.unpersist()
+        finally:
+            vertices.unpersist()
+
+    def _typed_degrees(self, ends: Any, edge_type_col: str, edge_types: list[Any] | None,
+                       name: str) -> Any:
+        from pyspark.sql import functions as F
+
+        grouped = ends.groupBy("id")
+        pivoted = (grouped.pivot(edge_type_col) if edge_types is None
+                   else grouped.pivot(edge_type_col, edge_types))
+        counts = pivoted.agg(F.count(F.lit(1))).na.fill(0)
+        fields = [F.col(f"`{c}`").cast("int").alias(c) for c in counts.columns if c != "id"]
+        return counts.select("id", F.struct(*fields).alias(name))
+
+    def type_out_degree(self, edge_type_col: str, edge_types: list[Any] | None = None) -> Any:
+        """Per vertex with out-edges, ``outDegrees``: a struct of its out-degree
+        per value of ``edge_type_col`` (those of ``edge_types``, else every
+        value found), as GraphFrames' ``type_out_degree``."""
+        from pyspark.sql import functions as F
+
+        ends = self.edges.select(F.col("src").alias("id"), F.col(edge_type_col))
+        return self._typed_degrees(ends, edge_type_col, edge_types, "outDegrees")
+
+    def type_in_degree(self, edge_type_col: str, edge_types: list[Any] | None = None) -> Any:
+        """Per vertex with in-edges, ``inDegrees`` by edge type (as
+        :meth:`type_out_degree`)."""
+        from pyspark.sql import functions as F
+
+        ends = self.edges.select(F.col("dst").alias("id"), F.col(edge_type_col))
+        return self._typed_degrees(ends, edge_type_col, edge_types, "inDegrees")
+
+    def type_degree(self, edge_type_col: str, edge_types: list[Any] | None = None) -> Any:
+        """Per vertex with edges, ``degrees`` (in and out) by edge type (as
+        :meth:`type_out_degree`)."""
+        from pyspark.sql import functions as F
+
+        ends = self.edges.select(F.explode(F.array("src", "dst")).alias("id"),
+                                 F.col(edge_type_col))
+        return self._typed_degrees(ends, edge_type_col, edge_types, "degrees")
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -234,21 +417,39 @@ class Graph:
             lambda edges, nodes: label_propagation(edges, nodes, maxIter), {"label": "long"})
 
     def pageRank(self, resetProbability: float = 0.15, maxIter: int | None = None,
-                 tol: float | None = None) -> Any:
-        """PageRank as GraphFrames (GraphX) defines it, unnormalized, with
-        ``damping = 1 - resetProbability``, ``maxIter`` steps or to ``tol``:
-        the vertices with ``pagerank``."""
+                 tol: float | None = None) -> GraphFrame:
+        """PageRank as GraphFrames (GraphX) computes it, with ``damping = 1 -
+        resetProbability``, ``maxIter`` steps or to ``tol``, then scaled so
+        that the ranks sum to the number of vertices (GraphX's last step
+        since Spark 2.3: where dangling vertices let rank go, every rank is
+        scaled up alike, :func:`timely.algorithms.pagerank.rescaled`).
+        Returns a GraphFrame: the vertices with ``pagerank``, and the edges
+        between vertices with ``weight``, 1 over their source's out-degree."""
+        from pyspark.sql import functions as F
+
         from timely.algorithms import pagerank
+        from timely.algorithms.pagerank import rescaled
 
         if (maxIter is None) == (tol is None):
             raise SparkSchemaError("pageRank needs exactly one of maxIter and tol")
         damping = 1.0 - resetProbability
 
         def ranks(edges: Any, nodes: Any) -> Any:
-            return pagerank(edges, maxIter, damping=damping, tolerance=tol, nodes=nodes).map_batch(
+            return rescaled(pagerank(edges, maxIter, damping=damping, tolerance=tol,
+                                     nodes=nodes)).map_batch(
                 lambda b: Batch(node=b["node"], pagerank=b["rank"]))
 
-        return self._vertex_result(ranks, {"pagerank": "double"})
+        vertices = self._vertex_result(ranks, {"pagerank": "double"})
+        ids = self.vertices.select("id")
+        columns = [c for c in self.edges.columns if c != "weight"]
+        known = (self.edges.join(ids.withColumnRenamed("id", "src"), "src", "left_semi")
+                 .join(ids.withColumnRenamed("id", "dst"), "dst", "left_semi")
+                 .select(*columns))
+        out = known.groupBy("src").agg(F.count(F.lit(1)).alias("__out"))
+        edges = (known.join(out, "src")
+                 .withColumn("weight", F.lit(1.0) / F.col("__out").cast("double"))
+                 .select(*columns, "weight"))
+        return self._derive(vertices, edges)
 
     def stronglyConnectedComponents(self, maxIter: int | None = None) -> Any:
         """Strongly connected components: the vertices with ``component``,
@@ -460,3 +661,7 @@ class Graph:
     def outDegrees(self) -> Any:
         """``(id, outDegree)`` of every vertex with an out-edge."""
         return self._degrees("outDegree", "out_degree")
+
+
+#: The same class under the name :mod:`timely.spark` gave it first.
+Graph = GraphFrame
