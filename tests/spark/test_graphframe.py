@@ -144,3 +144,23 @@ def test_pagerank_is_a_graphframe_scaled_as_graphx_scales_it(graph):
     assert math.fsum(got.values()) == pytest.approx(len(ids), rel=1e-12)
     assert rows(ranked.edges) == sorted((s, d, r, 1.0 / out[s]) for s, d, r in EDGES
                                         if s in ids and d in ids)
+
+
+def test_graphframes_choices_of_how_to_compute_are_checked_and_change_nothing(graph):
+    want = rows(graph.connectedComponents())
+    for algorithm in ("graphframes", "two_phase", "randomized_contraction", "graphx"):
+        assert rows(graph.connectedComponents(algorithm=algorithm, checkpointInterval=-1,
+                                              broadcastThreshold=-1,
+                                              use_local_checkpoints=True)) == want
+    assert {r.id: r.component for r in graph.connectedComponents().collect()} == {
+        A: B, B: B, C: B, D: D, E: E}
+    with pytest.raises(ValueError, match="not 'bfs'"):
+        graph.connectedComponents(algorithm="bfs")
+    with pytest.raises(TypeError, match="checkpointInterval is an int"):
+        graph.connectedComponents(checkpointInterval="2")
+    with pytest.raises(ValueError, match="max_iter is a positive count"):
+        graph.connectedComponents(max_iter=0)
+    labels = rows(graph.labelPropagation(3))
+    assert rows(graph.labelPropagation(3, algorithm="graphframes", checkpoint_interval=5)) == labels
+    with pytest.raises(ValueError, match="not 'fast'"):
+        graph.labelPropagation(3, algorithm="fast")

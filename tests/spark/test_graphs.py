@@ -48,16 +48,24 @@ def test_graph_methods_follow_the_references(spark, workers, text):
     names = {v: f"name {i}" for i, v in enumerate(nodes)}
 
     got = {r.id: (r.name, r.component) for r in g.connectedComponents().collect()}
+    named = {r.id: (r.name, r.component)
+             for r in g.connectedComponents(useLabelsAsComponents=True).collect()}
     want = weak_components(nodes, inside)
-    if text:                  # a component is named by a vertex: the least by number
-        assert {v: got[v][0] for v in nodes} == names
+    if text:
+        # a long per component by default; with useLabelsAsComponents, the
+        # id of a vertex in it (the least by number)
+        assert {v: got[v][0] for v in nodes} == names == {v: named[v][0] for v in nodes}
         groups = {}
         for v in nodes:
             groups.setdefault(want[v], set()).add(v)
+        assert len({got[next(iter(m))][1] for m in groups.values()}) == len(groups)
         for members in groups.values():
-            assert len({got[v][1] for v in members}) == 1 and got[next(iter(members))][1] in members
+            assert len({got[v][1] for v in members}) == 1
+            assert type(got[next(iter(members))][1]) is int
+            assert len({named[v][1] for v in members}) == 1
+            assert named[next(iter(members))][1] in members
     else:
-        assert got == {v: (names[v], want[v]) for v in nodes}
+        assert got == named == {v: (names[v], want[v]) for v in nodes}
 
     if not text:
         labels = {r.id: r.label for r in g.labelPropagation(3).collect()}

@@ -89,6 +89,9 @@ class _Messages:
         return F.col("MSG")
 
 
+#: The names GraphFrames' ``connectedComponents`` takes for its algorithms.
+_COMPONENT_ALGORITHMS = ("graphframes", "two_phase", "randomized_contraction", "graphx")
+
 #: BFS's result rows (one per vertex of a path) joined with the vertices and
 #: the edges by broadcasting them, at most.
 _BROADCAST_ROWS = 1 << 20
@@ -369,10 +372,13 @@ class GraphFrame:
         return frame.join(ids, column).drop(column).withColumnRenamed(f"__{name}", name)
 
     def _vertex_result(self, algorithm: Callable[[Any, Any], Any],
-                       columns: dict[str, str]) -> Any:
+                       columns: dict[str, str], labels_as_ids: bool = True) -> Any:
         """The vertices with ``columns`` (result column -> Spark type) of
         ``algorithm(edges, nodes)``, a dataflow over the edge and node
-        streams giving Batches of ``node`` and those columns."""
+        streams giving Batches of ``node`` and those columns. A
+        ``component`` or ``label`` is a vertex: with ids that are not
+        integers it is named by its id, unless ``labels_as_ids`` is False
+        (then it is the vertex's number, a long)."""
         from timely.spark.stage import run
 
         nodes, edges = self._numbers()
@@ -388,30 +394,63 @@ class GraphFrame:
                      workers=self.workers, **self._options())
         labelled = self._named(result, "node", "id")
         for name in columns:
-            if name in ("component", "label") and not self._integral():
+            if name in ("component", "label") and labels_as_ids and not self._integral():
                 # a component or label is a vertex: named by its id
                 labelled = self._named(labelled, name, name)
         return self.vertices.join(labelled, "id", "left")
 
     # -- GraphFrames' methods ---------------------------------------------------------------
 
-    def connectedComponents(self) -> Any:
-        """Weakly connected components: the vertices with ``component``, the
-        least vertex id of the vertex's component (edges as undirected; a
-        vertex without edges is its own component)."""
+    def connectedComponents(self, algorithm: str = "graphframes", checkpointInterval: int = 2,
+                            broadcastThreshold: int = 1000000,
+                            useLabelsAsComponents: bool = False,
+                            use_local_checkpoints: bool = False, max_iter: int = 31,
+                            storage_level: Any = None) -> Any:
+        """Weakly connected components: the vertices with ``component``
+        (edges as undirected; a vertex without edges is its own component).
+        With integer ids the component is the least vertex id in it. With
+        other ids, as GraphFrames: a long naming the component (the number
+        :class:`GraphFrame` gave its least vertex), or with
+        ``useLabelsAsComponents`` the id of its least vertex (least by
+        number).
+
+        The other parameters are GraphFrames' choices of how Spark is to
+        compute the components (``algorithm``: ``"graphframes"``,
+        ``"two_phase"``, ``"randomized_contraction"`` or ``"graphx"``;
+        checkpoints, broadcasts, storage, the iteration bound): one
+        dataflow computes them exactly here, so they are checked and
+        change nothing."""
         from timely.algorithms import connected_components
 
+        if algorithm not in _COMPONENT_ALGORITHMS:
+            raise ValueError(f"algorithm is one of {', '.join(map(repr, _COMPONENT_ALGORITHMS))}"
+                             f", not {algorithm!r}")
+        for name, value in (("checkpointInterval", checkpointInterval),
+                            ("broadcastThreshold", broadcastThreshold), ("max_iter", max_iter)):
+            if type(value) is not int:
+                raise TypeError(f"{name} is an int, not {value!r}")
+        if max_iter < 1:
+            raise ValueError(f"max_iter is a positive count, not {max_iter}")
         return self._vertex_result(
             lambda edges, nodes: connected_components(edges, nodes).map_batch(
                 lambda b: Batch(node=b["node"], component=b["label"])),
-            {"component": "long"})
+            {"component": "long"}, labels_as_ids=bool(useLabelsAsComponents))
 
-    def labelPropagation(self, maxIter: int) -> Any:
+    def labelPropagation(self, maxIter: int, algorithm: str = "graphx",
+                         use_local_checkpoints: bool = False, checkpoint_interval: int = 2,
+                         storage_level: Any = None) -> Any:
         """Community detection by label propagation, ``maxIter`` synchronous
         steps (Graphalytics' CDLP over the edges as directed: in- and
         out-neighbours heard, ties to the least label): the vertices with
-        ``label``."""
+        ``label``. ``algorithm`` (``"graphx"`` or ``"graphframes"``), the
+        checkpoints and the storage level are GraphFrames' choices of how
+        Spark is to compute it: checked, and they change nothing here."""
         from timely.algorithms import label_propagation
+
+        if algorithm not in ("graphx", "graphframes"):
+            raise ValueError(f"algorithm is 'graphx' or 'graphframes', not {algorithm!r}")
+        if type(checkpoint_interval) is not int:
+            raise TypeError(f"checkpoint_interval is an int, not {checkpoint_interval!r}")
 
         return self._vertex_result(
             lambda edges, nodes: label_propagation(edges, nodes, maxIter), {"label": "long"})
