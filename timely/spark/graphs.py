@@ -92,6 +92,20 @@ class _Messages:
 #: The names GraphFrames' ``connectedComponents`` takes for its algorithms.
 _COMPONENT_ALGORITHMS = ("graphframes", "two_phase", "randomized_contraction", "graphx")
 
+def _check_components_options(algorithm: str, checkpoint_interval: int,
+                              broadcast_threshold: int, max_iter: int) -> None:
+    """Raises as GraphFrames' ``connectedComponents`` would for options it refuses."""
+    if algorithm not in _COMPONENT_ALGORITHMS:
+        raise ValueError(f"algorithm is one of {', '.join(map(repr, _COMPONENT_ALGORITHMS))}"
+                         f", not {algorithm!r}")
+    for name, value in (("checkpointInterval", checkpoint_interval),
+                        ("broadcastThreshold", broadcast_threshold), ("max_iter", max_iter)):
+        if type(value) is not int:
+            raise TypeError(f"{name} is an int, not {value!r}")
+    if max_iter < 1:
+        raise ValueError(f"max_iter is a positive count, not {max_iter}")
+
+
 #: BFS's result rows (one per vertex of a path) joined with the vertices and
 #: the edges by broadcasting them, at most.
 _BROADCAST_ROWS = 1 << 20
@@ -422,15 +436,7 @@ class GraphFrame:
         change nothing."""
         from timely.algorithms import connected_components
 
-        if algorithm not in _COMPONENT_ALGORITHMS:
-            raise ValueError(f"algorithm is one of {', '.join(map(repr, _COMPONENT_ALGORITHMS))}"
-                             f", not {algorithm!r}")
-        for name, value in (("checkpointInterval", checkpointInterval),
-                            ("broadcastThreshold", broadcastThreshold), ("max_iter", max_iter)):
-            if type(value) is not int:
-                raise TypeError(f"{name} is an int, not {value!r}")
-        if max_iter < 1:
-            raise ValueError(f"max_iter is a positive count, not {max_iter}")
+        _check_components_options(algorithm, checkpointInterval, broadcastThreshold, max_iter)
         return self._vertex_result(
             lambda edges, nodes: connected_components(edges, nodes).map_batch(
                 lambda b: Batch(node=b["node"], component=b["label"])),
