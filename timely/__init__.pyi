@@ -36,6 +36,7 @@ from timely.errors import CycleError as CycleError
 from timely.errors import DataflowError as DataflowError
 from timely.errors import FrameError as FrameError
 from timely.errors import GraphError as GraphError
+from timely.errors import GraphSchemaError as GraphSchemaError
 from timely.errors import ProgressError as ProgressError
 from timely.errors import RendezvousError as RendezvousError
 from timely.errors import RingError as RingError

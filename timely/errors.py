@@ -33,6 +33,7 @@ __all__ = [
     "SparkConfigError",
     "SparkTaskError",
     "SparkSchemaError",
+    "GraphSchemaError",
     "RendezvousError",
     "StallWarning",
 ]
@@ -171,6 +172,12 @@ class SparkSchemaError(TimelyError, TypeError):
     declares (a column missing, renamed or of another type, a type Spark
     cannot carry): raised at the driver before any task starts where it can
     be seen there; the message names the column."""
+
+
+class GraphSchemaError(SparkSchemaError, ValueError):
+    """A graph's vertices DataFrame has no ``id`` column, or its edges
+    DataFrame no ``src`` or ``dst`` (:class:`timely.spark.GraphFrame`): a
+    :class:`SparkSchemaError`, and the ``ValueError`` GraphFrames raises."""
 
 
 class RendezvousError(TimelyError, ConnectionError):

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from timely.errors import SparkSchemaError
+from timely.errors import GraphSchemaError, SparkSchemaError
 from timely.spark import Graph, GraphFrame
 from timely.spark.graphs import _check_components_options
 
@@ -43,6 +43,7 @@ def test_the_name_and_the_constructor(spark, graph):
         with pytest.raises(ValueError, match=f"no column '{column}'") as raised:
             GraphFrame(vertices, edges)
         assert isinstance(raised.value, SparkSchemaError)
+        assert isinstance(raised.value, GraphSchemaError)
     assert repr(graph).startswith("GraphFrame(v:DataFrame[id: bigint, name: string, age: int], "
                                   "e:DataFrame[src: bigint, dst: bigint, relationship: string]")
 

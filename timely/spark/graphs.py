@@ -48,14 +48,9 @@ from typing import Any, Callable
 import numpy as np
 
 from timely.container import Batch
-from timely.errors import SparkSchemaError
+from timely.errors import GraphSchemaError, SparkSchemaError
 
 __all__ = ["AM", "Graph", "GraphFrame"]
-
-
-class _GraphSchemaError(SparkSchemaError, ValueError):
-    """A vertices or edges DataFrame without a column a graph needs: a
-    SparkSchemaError, and the ValueError GraphFrames raises."""
 
 
 class _Messages:
@@ -91,6 +86,14 @@ class _Messages:
 
 #: The names GraphFrames' ``connectedComponents`` takes for its algorithms.
 _COMPONENT_ALGORITHMS = ("graphframes", "two_phase", "randomized_contraction", "graphx")
+
+def _between(edges: Any, vertices: Any, columns: list[str]) -> Any:
+    """``columns`` of the ``edges`` whose ends are both ids of ``vertices``."""
+    ids = vertices.select("id")
+    return (edges.join(ids.withColumnRenamed("id", "src"), "src", "left_semi")
+            .join(ids.withColumnRenamed("id", "dst"), "dst", "left_semi")
+            .select(*columns))
+
 
 def _check_components_options(algorithm: str, checkpoint_interval: int,
                               broadcast_threshold: int, max_iter: int) -> None:
@@ -135,9 +138,9 @@ def _is_integral(data_type: Any) -> bool:
 class GraphFrame:
     """A graph of a ``vertices`` DataFrame (column ``id``) and an ``edges``
     DataFrame (columns ``src`` and ``dst``), as GraphFrames' ``GraphFrame``:
-    ``GraphFrame(v, e)``. A frame without those columns raises a
-    ``ValueError`` (a :class:`~timely.errors.SparkSchemaError`) naming the
-    column.
+    ``GraphFrame(v, e)``. A frame without those columns raises
+    :class:`~timely.errors.GraphSchemaError` (a ``ValueError`` and a
+    ``SparkSchemaError``) naming the column.
 
     ``workers`` (default: the session's task slots) and ``run_options``
     (keywords of :func:`timely.spark.run`, such as ``config=``) are used for
@@ -155,7 +158,7 @@ class GraphFrame:
         for frame, columns, what in ((v, ("id",), "vertices"), (e, ("src", "dst"), "edges")):
             missing = [c for c in columns if c not in frame.columns]
             if missing:
-                raise _GraphSchemaError(f"the {what} DataFrame has no column {missing[0]!r}; "
+                raise GraphSchemaError(f"the {what} DataFrame has no column {missing[0]!r}; "
                                         f"it has {frame.columns}")
         self.vertices = v
         self.edges = e
@@ -220,11 +223,7 @@ class GraphFrame:
         """The vertices that meet ``condition`` (a SQL expression or a
         Column) and the edges between them."""
         vertices = self.vertices.filter(condition)
-        ids = vertices.select("id")
-        edges = (self.edges.join(ids.withColumnRenamed("id", "src"), "src", "left_semi")
-                 .join(ids.withColumnRenamed("id", "dst"), "dst", "left_semi")
-                 .select(*self.edges.columns))
-        return self._derive(vertices, edges)
+        return self._derive(vertices, _between(self.edges, vertices, self.edges.columns))
 
     def filterEdges(self, condition: Any) -> GraphFrame:
         """Every vertex and the edges that meet ``condition``."""
@@ -485,11 +484,8 @@ class GraphFrame:
                 lambda b: Batch(node=b["node"], pagerank=b["rank"]))
 
         vertices = self._vertex_result(ranks, {"pagerank": "double"})
-        ids = self.vertices.select("id")
         columns = [c for c in self.edges.columns if c != "weight"]
-        known = (self.edges.join(ids.withColumnRenamed("id", "src"), "src", "left_semi")
-                 .join(ids.withColumnRenamed("id", "dst"), "dst", "left_semi")
-                 .select(*columns))
+        known = _between(self.edges, self.vertices, columns)
         out = known.groupBy("src").agg(F.count(F.lit(1)).alias("__out"))
         edges = (known.join(out, "src")
                  .withColumn("weight", F.lit(1.0) / F.col("__out").cast("double"))
