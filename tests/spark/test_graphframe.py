@@ -164,3 +164,14 @@ def test_graphframes_choices_of_how_to_compute_are_checked_and_change_nothing(gr
     assert rows(graph.labelPropagation(3, algorithm="graphframes", checkpoint_interval=5)) == labels
     with pytest.raises(ValueError, match="not 'fast'"):
         graph.labelPropagation(3, algorithm="fast")
+
+
+def test_shortest_paths_along_the_edges_or_either_way(graph):
+    directed = {r.id: dict(r.distances) for r in graph.shortestPaths([A, D]).collect()}
+    assert directed == {A: {A: 0}, B: {A: 2}, C: {A: 1}, D: {D: 0}, E: {}}
+    either = graph.shortestPaths([A, D], algorithm="graphframes", checkpoint_interval=1,
+                                 is_directed=False)
+    assert {r.id: dict(r.distances) for r in either.collect()} == {
+        A: {A: 0}, B: {A: 1}, C: {A: 1}, D: {D: 0}, E: {}}
+    with pytest.raises(ValueError, match="not 'bellman'"):
+        graph.shortestPaths([A], algorithm="bellman")

@@ -87,6 +87,7 @@ class _Messages:
 #: The names GraphFrames' ``connectedComponents`` takes for its algorithms.
 _COMPONENT_ALGORITHMS = ("graphframes", "two_phase", "randomized_contraction", "graphx")
 
+
 def _between(edges: Any, vertices: Any, columns: list[str]) -> Any:
     """``columns`` of the ``edges`` whose ends are both ids of ``vertices``."""
     ids = vertices.select("id")
@@ -517,12 +518,21 @@ class GraphFrame:
                 lambda b: Batch(node=b["node"], count=b["triangles"])),
             {"count": "long"})
 
-    def shortestPaths(self, landmarks: list[Any]) -> Any:
+    def shortestPaths(self, landmarks: list[Any], algorithm: str = "graphx",
+                      use_local_checkpoints: bool = False, checkpoint_interval: int = 2,
+                      storage_level: Any = None, is_directed: bool = True) -> Any:
         """Per vertex, the least number of edges on a path from it to each
-        landmark it reaches (edges as directed): the vertices with
-        ``distances``, a map from landmark id to distance (empty when it
-        reaches none), as GraphFrames gives it. Landmarks that are not
-        vertices are left out."""
+        landmark it reaches (edges as directed; with ``is_directed=False``
+        either way): the vertices with ``distances``, a map from landmark id
+        to distance (empty when it reaches none), as GraphFrames gives it.
+        Landmarks that are not vertices are left out. ``algorithm``
+        (``"graphx"`` or ``"graphframes"``), the checkpoints and the storage
+        level are GraphFrames' choices of how Spark is to compute it:
+        checked, and they change nothing here."""
+        if algorithm not in ("graphx", "graphframes"):
+            raise ValueError(f"algorithm is 'graphx' or 'graphframes', not {algorithm!r}")
+        if type(checkpoint_interval) is not int:
+            raise TypeError(f"checkpoint_interval is an int, not {checkpoint_interval!r}")
         from pyspark.sql import functions as F
         from pyspark.sql.types import IntegerType, MapType
 
@@ -539,8 +549,11 @@ class GraphFrame:
         integral = self._integral()
 
         def dataflow(streams: dict[str, Any]) -> Any:
-            return shortest_paths(_known(integral, streams["edges"], streams["nodes"]),
-                                  streams["landmarks"], streams["nodes"])
+            edges = _known(integral, streams["edges"], streams["nodes"])
+            if not is_directed:
+                edges = edges.concat(edges.map_batch(
+                    lambda b: Batch(src=b["dst"], dst=b["src"])))
+            return shortest_paths(edges, streams["landmarks"], streams["nodes"])
 
         pairs = run({"nodes": nodes.select("node"), "landmarks": marks, "edges": edges},
                     dataflow, "node long, landmark long, distance long", workers=self.workers,
