@@ -4,6 +4,8 @@ edges, nodes without edges."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -248,3 +250,52 @@ def test_bfs_reports_the_frontier_of_each_round(workers):
             totals[r] = totals.get(r, 0) + rows
     # Node 0 at round 0, then 1 and 2 (2 first reached at distance 1), then 3.
     assert totals == {0: 1, 1: 2, 2: 1}
+
+
+def graphx_ranks(src, dst, n: int, iterations: int, damping: float = 0.85) -> list[float]:
+    """GraphX's unnormalized ranks of nodes 0..n-1, iterated from 1."""
+    out = np.bincount(np.asarray(src, dtype=np.int64), minlength=n)
+    rank = [1.0] * n
+    for _ in range(iterations):
+        sums = [0.0] * n
+        for s, d in zip(src, dst):
+            sums[d] += rank[s] / out[s]
+        rank = [(1 - damping) + damping * sums[v] for v in range(n)]
+    return rank
+
+
+@settings(max_examples=capped(30), deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+           st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                                max_size=30))),
+       st.integers(0, 4), st.booleans())
+def test_rescaled_ranks_are_graphx_s_last_step_at_any_worker_count(graph, iterations,
+                                                                   personalized):
+    """``rescaled``: the ranks times their count over their correctly
+    rounded sum (divided by it when ``personalized``), exactly, at 1, 2 and
+    3 workers, with every node given, dangling nodes and self-loops; the
+    ranks before are GraphX's."""
+    from timely.algorithms.pagerank import rescaled
+
+    n, edges = graph
+    src = [s for s, _ in edges]
+    dst = [d for _, d in edges]
+    rank = graphx_ranks(src, dst, n, iterations)
+    want = [r / math.fsum(rank) if personalized else r * (n / math.fsum(rank)) for r in rank]
+
+    def both(edges, nodes, got):
+        ranks = pagerank(edges, iterations, nodes=nodes)
+        ranks.inspect_batch(lambda t, b: got.extend(("plain", *r) for r in b.to_records()))
+        rescaled(ranks, personalized=personalized).inspect_batch(
+            lambda t, b: got.extend(("scaled", *r) for r in b.to_records()))
+
+    for workers in (1, 2, 3):
+        rows = sorted(row for part in per_worker(both, src, dst, range(n), workers)
+                      for row in part)
+        plain = [r for kind, _, r in rows if kind == "plain"]
+        scaled = [(node, r) for kind, node, r in rows if kind == "scaled"]
+        assert [node for node, _ in scaled] == list(range(n))
+        total = math.fsum(plain)
+        assert [r for _, r in scaled] == [
+            r / total if personalized else r * (n / total) for r in plain]
+        assert [r for _, r in scaled] == pytest.approx(want, rel=1e-12)
