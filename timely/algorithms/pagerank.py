@@ -226,8 +226,9 @@ def rescaled(ranks: Stream[Batch], *, personalized: bool = False,
     (they sum to 1). Each time's rows must be the whole ranking, one row a
     vertex (a graph given at one time, as ``pagerank`` with ``iterations``
     or a ``tolerance`` gives it). The sum is correctly rounded (exact parts
-    of each worker's rows, added once), so the ranks do not depend on the
-    worker count. A sum of 0 scales as GraphX's does (``inf`` and ``nan``).
+    of each worker's rows, added once), so the factor does not depend on
+    the worker count: the same ranks come out the same at any count. A sum
+    of 0 scales as GraphX's does (``inf`` and ``nan``).
 
     >>> import numpy as np
     >>> import timely
