@@ -110,6 +110,15 @@ def _check_components_options(algorithm: str, checkpoint_interval: int,
         raise ValueError(f"max_iter is a positive count, not {max_iter}")
 
 
+def _check_pregel_options(algorithm: str, checkpoint_interval: int) -> None:
+    """Raises as GraphFrames' ``labelPropagation`` and ``shortestPaths``
+    would for options they refuse."""
+    if algorithm not in ("graphx", "graphframes"):
+        raise ValueError(f"algorithm is 'graphx' or 'graphframes', not {algorithm!r}")
+    if type(checkpoint_interval) is not int:
+        raise TypeError(f"checkpoint_interval is an int, not {checkpoint_interval!r}")
+
+
 #: BFS's result rows (one per vertex of a path) joined with the vertices and
 #: the edges by broadcasting them, at most.
 _BROADCAST_ROWS = 1 << 20
@@ -453,10 +462,7 @@ class GraphFrame:
         Spark is to compute it: checked, and they change nothing here."""
         from timely.algorithms import label_propagation
 
-        if algorithm not in ("graphx", "graphframes"):
-            raise ValueError(f"algorithm is 'graphx' or 'graphframes', not {algorithm!r}")
-        if type(checkpoint_interval) is not int:
-            raise TypeError(f"checkpoint_interval is an int, not {checkpoint_interval!r}")
+        _check_pregel_options(algorithm, checkpoint_interval)
 
         return self._vertex_result(
             lambda edges, nodes: label_propagation(edges, nodes, maxIter), {"label": "long"})
@@ -529,10 +535,7 @@ class GraphFrame:
         (``"graphx"`` or ``"graphframes"``), the checkpoints and the storage
         level are GraphFrames' choices of how Spark is to compute it:
         checked, and they change nothing here."""
-        if algorithm not in ("graphx", "graphframes"):
-            raise ValueError(f"algorithm is 'graphx' or 'graphframes', not {algorithm!r}")
-        if type(checkpoint_interval) is not int:
-            raise TypeError(f"checkpoint_interval is an int, not {checkpoint_interval!r}")
+        _check_pregel_options(algorithm, checkpoint_interval)
         from pyspark.sql import functions as F
         from pyspark.sql.types import IntegerType, MapType
 
